@@ -1,0 +1,2 @@
+//! The `skein` binary (placeholder).
+fn main() {}

@@ -1,0 +1,1 @@
+//! Automatic compaction: keep about `retain` of history, as kube-apiserver does.
