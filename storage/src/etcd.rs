@@ -1,1 +1,514 @@
-//! The etcd backend.
+//! The etcd backend, through etcd-client.
+//!
+//! - Every key is stored under a configurable prefix, so several Skeins can
+//!   share one etcd; the prefix never leaves this module.
+//! - Compare-and-swap is one etcd transaction comparing `create_revision`
+//!   (create) or `mod_revision` (update, delete); the else branch reads the
+//!   key so a failure can say NotFound or Conflict with the current revision.
+//! - Lists are pinned to one revision: a page read at the latest revision
+//!   reports it, and the caller passes it back for the next page.
+//! - Watches ask for previous values and progress notifications; etcd's
+//!   compaction cancel becomes [`Error::Compacted`].
+//! - Several endpoints share one balanced channel, so the client keeps
+//!   working while a minority of a cluster is down.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use etcd_client::{
+    Client, Compare, CompareOp, ConnectOptions, EventType, GetOptions, PutOptions, Txn, TxnOp,
+    TxnOpResponse, WatchOptions,
+};
+use futures::StreamExt;
+
+use crate::{
+    Error, EventKind, KeyValue, ListOptions, ListResult, Result, Revision, Store, WatchEvent,
+    WatchMessage, WatchStream, prefix_end,
+};
+
+/// How to reach etcd.
+#[derive(Clone, Debug)]
+pub struct EtcdOptions {
+    /// Client URLs, e.g. `http://127.0.0.1:2379`.
+    pub endpoints: Vec<String>,
+    /// Prepended to every key.
+    pub prefix: String,
+    /// Bound on each unary request.
+    pub request_timeout: Duration,
+    /// Bound on establishing a connection.
+    pub connect_timeout: Duration,
+    /// How often an idle watch asks etcd for a progress notification.
+    pub progress_interval: Duration,
+    /// Keep about this much history; `None` leaves compaction to others.
+    pub retain_history: Option<Duration>,
+}
+
+impl Default for EtcdOptions {
+    fn default() -> Self {
+        EtcdOptions {
+            endpoints: vec!["http://127.0.0.1:2379".into()],
+            prefix: String::new(),
+            request_timeout: Duration::from_secs(10),
+            connect_timeout: Duration::from_secs(5),
+            progress_interval: Duration::from_secs(5),
+            retain_history: Some(crate::compactor::DEFAULT_RETAIN),
+        }
+    }
+}
+
+/// A [`Store`] on etcd.
+pub struct EtcdStore {
+    client: Client,
+    opts: EtcdOptions,
+    compactor: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl EtcdStore {
+    /// Connects to `opts.endpoints` and checks that etcd answers.
+    ///
+    /// Errors with [`Error::Unavailable`] if no endpoint answers within
+    /// `connect_timeout`.
+    pub async fn connect(opts: EtcdOptions) -> Result<Arc<EtcdStore>> {
+        let connect = ConnectOptions::new()
+            .with_connect_timeout(opts.connect_timeout)
+            .with_keep_alive(Duration::from_secs(10), Duration::from_secs(5))
+            .with_keep_alive_while_idle(true);
+        let endpoints = opts.endpoints.clone();
+        let client = tokio::time::timeout(
+            opts.connect_timeout,
+            Client::connect(&endpoints, Some(connect)),
+        )
+        .await
+        .map_err(|_| unreachable_etcd(&endpoints, "connect timed out"))?
+        .map_err(|e| unreachable_etcd(&endpoints, &e.to_string()))?;
+        let store = Arc::new(EtcdStore {
+            client,
+            opts,
+            compactor: std::sync::Mutex::new(None),
+        });
+        // Fail fast if no endpoint answers.
+        store.current_revision().await?;
+        if let Some(retain) = store.opts.retain_history {
+            let handle = crate::compactor::spawn(Arc::downgrade(&store), retain);
+            if let Ok(mut slot) = store.compactor.lock() {
+                *slot = Some(handle);
+            }
+        }
+        Ok(store)
+    }
+
+    fn full(&self, key: &str) -> String {
+        format!("{}{}", self.opts.prefix, key)
+    }
+
+    fn kv(&self, kv: &etcd_client::KeyValue) -> Result<KeyValue> {
+        let key = std::str::from_utf8(kv.key())
+            .map_err(|_| Error::Unavailable("etcd returned a non-UTF-8 key".into()))?;
+        let key = key.strip_prefix(self.opts.prefix.as_str()).unwrap_or(key);
+        Ok(KeyValue {
+            key: key.to_owned(),
+            value: Bytes::copy_from_slice(kv.value()),
+            create_revision: kv.create_revision(),
+            mod_revision: kv.mod_revision(),
+            version: kv.version(),
+        })
+    }
+
+    /// Runs one unary call with the request timeout.
+    async fn call<T>(
+        &self,
+        fut: impl std::future::Future<Output = std::result::Result<T, etcd_client::Error>>,
+    ) -> Result<T> {
+        match tokio::time::timeout(self.opts.request_timeout, fut).await {
+            Ok(r) => r.map_err(map_err),
+            Err(_) => Err(Error::Unavailable("etcd request timed out".into())),
+        }
+    }
+
+    /// The else branch of a compare-and-swap: why did it fail?
+    fn explain(&self, key: &str, expected: Revision, resp: &etcd_client::TxnResponse) -> Error {
+        let current = resp.op_responses().into_iter().find_map(|r| match r {
+            TxnOpResponse::Get(g) => Some(g.kvs().first().map(|kv| kv.mod_revision())),
+            _ => None,
+        });
+        match current.flatten() {
+            None => Error::NotFound { key: key.into() },
+            Some(current) => Error::Conflict {
+                key: key.into(),
+                expected,
+                current,
+            },
+        }
+    }
+}
+
+fn unreachable_etcd(endpoints: &[String], why: &str) -> Error {
+    Error::Unavailable(format!(
+        "etcd at {} is unreachable: {why}",
+        endpoints.join(",")
+    ))
+}
+
+/// Maps etcd's gRPC errors onto the closed storage error set.
+fn map_err(e: etcd_client::Error) -> Error {
+    if let etcd_client::Error::GRpcStatus(status) = &e {
+        let msg = status.message();
+        if msg.contains("required revision has been compacted") {
+            return Error::Compacted {
+                requested: 0,
+                compacted: 0,
+            };
+        }
+        if msg.contains("required revision is a future revision") {
+            return Error::FutureRevision {
+                requested: 0,
+                current: 0,
+            };
+        }
+        if msg.contains("request is too large") {
+            return Error::TooLarge {
+                size: 0,
+                limit: crate::MAX_VALUE_BYTES,
+            };
+        }
+    }
+    Error::Unavailable(format!("etcd: {e}"))
+}
+
+fn header_revision(h: Option<&etcd_client::ResponseHeader>) -> Result<Revision> {
+    h.map(|h| h.revision())
+        .ok_or_else(|| Error::Unavailable("etcd response without header".into()))
+}
+
+#[async_trait]
+impl Store for EtcdStore {
+    async fn get(&self, key: &str) -> Result<KeyValue> {
+        let mut kv = self.client.kv_client();
+        let resp = self.call(kv.get(self.full(key), None)).await?;
+        match resp.kvs().first() {
+            Some(found) => self.kv(found),
+            None => Err(Error::NotFound { key: key.into() }),
+        }
+    }
+
+    async fn list(&self, prefix: &str, opts: ListOptions) -> Result<ListResult> {
+        let full_prefix = self.full(prefix);
+        let mut start = full_prefix.clone().into_bytes();
+        if let Some(after) = &opts.start_after {
+            let mut after = self.full(after).into_bytes();
+            after.push(0);
+            if after > start {
+                start = after;
+            }
+        }
+        // The empty full prefix means "every key": etcd spells that "\0".
+        let end = prefix_end(&full_prefix).unwrap_or_else(|| vec![0]);
+        let mut get = GetOptions::new().with_range(end);
+        if opts.limit > 0 {
+            get = get.with_limit(opts.limit as i64);
+        }
+        if opts.at_revision > 0 {
+            get = get.with_revision(opts.at_revision);
+        }
+        let mut kv = self.client.kv_client();
+        let resp = match self.call(kv.get(start, Some(get))).await {
+            Ok(resp) => resp,
+            Err(Error::Compacted { .. }) => {
+                let compacted = self.compacted_revision().await.unwrap_or(0);
+                return Err(Error::Compacted {
+                    requested: opts.at_revision,
+                    compacted,
+                });
+            }
+            Err(Error::FutureRevision { .. }) => {
+                let current = self.current_revision().await.unwrap_or(0);
+                return Err(Error::FutureRevision {
+                    requested: opts.at_revision,
+                    current,
+                });
+            }
+            Err(e) => return Err(e),
+        };
+        let revision = if opts.at_revision > 0 {
+            opts.at_revision
+        } else {
+            header_revision(resp.header())?
+        };
+        let items = resp
+            .kvs()
+            .iter()
+            .map(|kv| self.kv(kv))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(ListResult {
+            items,
+            revision,
+            more: resp.more(),
+        })
+    }
+
+    async fn create(&self, key: &str, value: &[u8]) -> Result<KeyValue> {
+        crate::error::check_size(value)?;
+        let full = self.full(key);
+        let txn = Txn::new()
+            .when([Compare::create_revision(full.clone(), CompareOp::Equal, 0)])
+            .and_then([TxnOp::put(full.clone(), value, None)])
+            .or_else([TxnOp::get(full, None)]);
+        let mut kv = self.client.kv_client();
+        let resp = self.call(kv.txn(txn)).await?;
+        if !resp.succeeded() {
+            return Err(Error::AlreadyExists { key: key.into() });
+        }
+        let rev = header_revision(resp.header())?;
+        Ok(KeyValue {
+            key: key.into(),
+            value: Bytes::copy_from_slice(value),
+            create_revision: rev,
+            mod_revision: rev,
+            version: 1,
+        })
+    }
+
+    async fn update(&self, key: &str, value: &[u8], expected: Revision) -> Result<KeyValue> {
+        crate::error::check_size(value)?;
+        let full = self.full(key);
+        let txn = Txn::new()
+            .when([
+                Compare::create_revision(full.clone(), CompareOp::NotEqual, 0),
+                Compare::mod_revision(full.clone(), CompareOp::Equal, expected),
+            ])
+            .and_then([TxnOp::put(
+                full.clone(),
+                value,
+                Some(PutOptions::new().with_prev_key()),
+            )])
+            .or_else([TxnOp::get(full, None)]);
+        let mut kv = self.client.kv_client();
+        let resp = self.call(kv.txn(txn)).await?;
+        if !resp.succeeded() {
+            return Err(self.explain(key, expected, &resp));
+        }
+        let rev = header_revision(resp.header())?;
+        let prev = resp.op_responses().into_iter().find_map(|r| match r {
+            TxnOpResponse::Put(p) => p.prev_key().cloned(),
+            _ => None,
+        });
+        let prev = prev.ok_or_else(|| Error::Unavailable("etcd put returned no prev_kv".into()))?;
+        Ok(KeyValue {
+            key: key.into(),
+            value: Bytes::copy_from_slice(value),
+            create_revision: prev.create_revision(),
+            mod_revision: rev,
+            version: prev.version() + 1,
+        })
+    }
+
+    async fn delete(&self, key: &str, expected: Option<Revision>) -> Result<(KeyValue, Revision)> {
+        let full = self.full(key);
+        let compare = match expected {
+            Some(rev) => Compare::mod_revision(full.clone(), CompareOp::Equal, rev),
+            None => Compare::create_revision(full.clone(), CompareOp::NotEqual, 0),
+        };
+        let txn = Txn::new()
+            .when([
+                Compare::create_revision(full.clone(), CompareOp::NotEqual, 0),
+                compare,
+            ])
+            .and_then([TxnOp::delete(
+                full.clone(),
+                Some(etcd_client::DeleteOptions::new().with_prev_key()),
+            )])
+            .or_else([TxnOp::get(full, None)]);
+        let mut kv = self.client.kv_client();
+        let resp = self.call(kv.txn(txn)).await?;
+        if !resp.succeeded() {
+            return Err(self.explain(key, expected.unwrap_or(0), &resp));
+        }
+        let rev = header_revision(resp.header())?;
+        let prev = resp.op_responses().into_iter().find_map(|r| match r {
+            TxnOpResponse::Delete(d) => d.prev_kvs().first().cloned(),
+            _ => None,
+        });
+        let prev =
+            prev.ok_or_else(|| Error::Unavailable("etcd delete returned no prev_kv".into()))?;
+        Ok((self.kv(&prev)?, rev))
+    }
+
+    async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream> {
+        let full_prefix = self.full(prefix);
+        let end = prefix_end(&full_prefix).unwrap_or_else(|| vec![0]);
+        let options = WatchOptions::new()
+            .with_range(end)
+            .with_start_revision(after.saturating_add(1).max(1))
+            .with_prev_key()
+            .with_progress_notify();
+        let mut client = self.client.clone();
+        let stream = self.call(client.watch(full_prefix, Some(options))).await?;
+        let (mut sender, mut responses) = stream.split();
+        // The first response confirms the watch, or says it was compacted.
+        let first = self
+            .call(responses.message())
+            .await?
+            .ok_or_else(|| Error::Unavailable("etcd closed the watch".into()))?;
+        if first.canceled() {
+            return Err(cancel_error(&first, after));
+        }
+        let prefix = self.opts.prefix.clone();
+        let interval = self.opts.progress_interval;
+        let (tx, rx) = tokio::sync::mpsc::channel::<Result<WatchMessage>>(256);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(interval);
+            tick.tick().await;
+            loop {
+                tokio::select! {
+                    _ = tx.closed() => return,
+                    _ = tick.tick() => {
+                        if sender.request_progress().await.is_err() {
+                            let _ = tx.send(Err(Error::Unavailable("etcd watch ended".into()))).await;
+                            return;
+                        }
+                    }
+                    msg = responses.message() => {
+                        let items = match msg {
+                            Ok(Some(resp)) => translate(&prefix, after, resp),
+                            Ok(None) => vec![Err(Error::Unavailable("etcd closed the watch".into()))],
+                            Err(e) => vec![Err(map_err(e))],
+                        };
+                        for item in items {
+                            let stop = item.is_err();
+                            if tx.send(item).await.is_err() || stop {
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+        });
+        Ok(tokio_stream_from(rx))
+    }
+
+    async fn compact(&self, revision: Revision) -> Result<()> {
+        let mut kv = self.client.kv_client();
+        match self.call(kv.compact(revision, None)).await {
+            Ok(_) => Ok(()),
+            Err(Error::Compacted { .. }) => {
+                let compacted = self.compacted_revision().await.unwrap_or(revision);
+                Err(Error::Compacted {
+                    requested: revision,
+                    compacted,
+                })
+            }
+            Err(Error::FutureRevision { .. }) => {
+                let current = self.current_revision().await.unwrap_or(0);
+                Err(Error::FutureRevision {
+                    requested: revision,
+                    current,
+                })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn current_revision(&self) -> Result<Revision> {
+        let mut kv = self.client.kv_client();
+        // A keys-only, count-only read of one key: cheap, linearizable.
+        let resp = self
+            .call(kv.get(self.full("\u{0}"), Some(GetOptions::new().with_keys_only())))
+            .await?;
+        header_revision(resp.header())
+    }
+
+    async fn close(&self) {
+        if let Some(handle) = self.compactor.lock().ok().and_then(|mut c| c.take()) {
+            handle.abort();
+        }
+    }
+}
+
+impl EtcdStore {
+    /// The compaction point, found the way etcd reports it: a watch from
+    /// revision 1 is cancelled with the compact revision.
+    async fn compacted_revision(&self) -> Result<Revision> {
+        let mut client = self.client.clone();
+        let options = WatchOptions::new().with_start_revision(1);
+        let stream = self
+            .call(client.watch(self.full("\u{0}compaction-probe"), Some(options)))
+            .await?;
+        let (_sender, mut responses) = stream.split();
+        let first = self.call(responses.message()).await?;
+        Ok(first.map_or(0, |r| r.compact_revision()))
+    }
+}
+
+impl Drop for EtcdStore {
+    fn drop(&mut self) {
+        if let Some(handle) = self.compactor.get_mut().ok().and_then(|c| c.take()) {
+            handle.abort();
+        }
+    }
+}
+
+fn cancel_error(resp: &etcd_client::WatchResponse, after: Revision) -> Error {
+    if resp.compact_revision() > 0 {
+        Error::Compacted {
+            requested: after + 1,
+            compacted: resp.compact_revision(),
+        }
+    } else {
+        Error::Unavailable(format!(
+            "etcd cancelled the watch: {}",
+            resp.cancel_reason()
+        ))
+    }
+}
+
+/// Turns one etcd watch response into stream items.
+fn translate(
+    prefix: &str,
+    after: Revision,
+    resp: etcd_client::WatchResponse,
+) -> Vec<Result<WatchMessage>> {
+    if resp.canceled() {
+        return vec![Err(cancel_error(&resp, after))];
+    }
+    let strip = |kv: &etcd_client::KeyValue| -> Result<KeyValue> {
+        let key = std::str::from_utf8(kv.key())
+            .map_err(|_| Error::Unavailable("etcd returned a non-UTF-8 key".into()))?;
+        Ok(KeyValue {
+            key: key.strip_prefix(prefix).unwrap_or(key).to_owned(),
+            value: Bytes::copy_from_slice(kv.value()),
+            create_revision: kv.create_revision(),
+            mod_revision: kv.mod_revision(),
+            version: kv.version(),
+        })
+    };
+    if resp.events().is_empty() {
+        return match resp.header() {
+            Some(h) if !resp.created() => vec![Ok(WatchMessage::Progress(h.revision()))],
+            _ => vec![],
+        };
+    }
+    resp.events()
+        .iter()
+        .map(|event| {
+            let kv = event
+                .kv()
+                .ok_or_else(|| Error::Unavailable("etcd event without kv".into()))?;
+            let kind = match event.event_type() {
+                EventType::Put => EventKind::Put,
+                EventType::Delete => EventKind::Delete,
+            };
+            let mut kv = strip(kv)?;
+            if kind == EventKind::Delete {
+                kv.value = Bytes::new();
+            }
+            let prev = event.prev_kv().map(strip).transpose()?;
+            Ok(WatchMessage::Event(WatchEvent { kind, kv, prev }))
+        })
+        .collect()
+}
+
+fn tokio_stream_from(mut rx: tokio::sync::mpsc::Receiver<Result<WatchMessage>>) -> WatchStream {
+    futures::stream::poll_fn(move |cx| rx.poll_recv(cx)).boxed()
+}

@@ -69,16 +69,23 @@ pub trait Store: Send + Sync + 'static {
     /// Errors: [`Error::NotFound`] if the key does not exist,
     /// [`Error::Conflict`] (carrying the current `mod_revision`) if it
     /// changed.
-    async fn update(&self, key: &str, value: &[u8], expected_mod_revision: Revision)
-    -> Result<KeyValue>;
+    async fn update(
+        &self,
+        key: &str,
+        value: &[u8],
+        expected_mod_revision: Revision,
+    ) -> Result<KeyValue>;
 
     /// Deletes `key`, if `expected_mod_revision` is `None` or equals its
     /// current `mod_revision`. Returns the deleted key-value pair and the
     /// revision of the deletion itself.
     ///
     /// Errors: [`Error::NotFound`], [`Error::Conflict`].
-    async fn delete(&self, key: &str, expected_mod_revision: Option<Revision>)
-    -> Result<(KeyValue, Revision)>;
+    async fn delete(
+        &self,
+        key: &str,
+        expected_mod_revision: Option<Revision>,
+    ) -> Result<(KeyValue, Revision)>;
 
     /// Watches every key under `prefix` for changes with a revision greater
     /// than `after_revision`.

@@ -15,10 +15,7 @@ use std::collections::BTreeMap;
 
 use bytes::Bytes;
 
-use crate::{
-    Error, EventKind, KeyValue, ListOptions, ListResult, Result, Revision,
-    WatchEvent,
-};
+use crate::{Error, EventKind, KeyValue, ListOptions, ListResult, Result, Revision, WatchEvent};
 
 /// One operation, as the property tests generate them.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -230,15 +227,15 @@ impl Model {
             });
         }
         // The state at `at` is the newest state at or before it.
-        let state = self
-            .states
-            .range(..=at)
-            .next_back()
-            .map(|(_, s)| s)
-            .ok_or(Error::Compacted {
-                requested: at,
-                compacted: self.compacted,
-            })?;
+        let state =
+            self.states
+                .range(..=at)
+                .next_back()
+                .map(|(_, s)| s)
+                .ok_or(Error::Compacted {
+                    requested: at,
+                    compacted: self.compacted,
+                })?;
         let mut items: Vec<KeyValue> = state
             .values()
             .filter(|kv| kv.key.starts_with(prefix))
@@ -256,4 +253,3 @@ impl Model {
         })
     }
 }
-
