@@ -436,8 +436,18 @@ impl EtcdStore {
             .call(client.watch(self.full("\u{0}compaction-probe"), Some(options)))
             .await?;
         let (_sender, mut responses) = stream.split();
-        let first = self.call(responses.message()).await?;
-        Ok(first.map_or(0, |r| r.compact_revision()))
+        // etcd first confirms the watch, then cancels it with the compact
+        // revision. Only called after etcd said "compacted", so the cancel
+        // comes promptly.
+        for _ in 0..4 {
+            match self.call(responses.message()).await? {
+                Some(r) if r.compact_revision() > 0 => return Ok(r.compact_revision()),
+                Some(r) if r.canceled() => return Ok(0),
+                Some(_) => {}
+                None => return Ok(0),
+            }
+        }
+        Ok(0)
     }
 }
 

@@ -1,1 +1,2 @@
 //! Test harness (placeholder).
+pub mod etcd;
