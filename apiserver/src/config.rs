@@ -1,0 +1,166 @@
+//! Command-line flags. Every `skein serve` flag lives in [`Config`].
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// `skein`: a Kubernetes-API-compatible federation control plane.
+#[derive(Debug, Parser)]
+#[command(name = "skein", version, about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the Kubernetes API over HTTPS.
+    Serve(Config),
+}
+
+/// Which kind of server `skein serve` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum Role {
+    /// The federation control plane (with federation controllers).
+    #[default]
+    ControlPlane,
+    /// A plain Kubernetes API server, usable as a member cluster.
+    Member,
+}
+
+/// Everything `skein serve` is configured with.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Config {
+    /// Directory for the embedded store, the PKI and the admin kubeconfig.
+    #[arg(long, default_value = "./skein-data")]
+    pub data_dir: PathBuf,
+
+    /// IP address to listen on.
+    #[arg(long, default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
+    pub bind_address: IpAddr,
+
+    /// HTTPS port; 0 picks a free port (the chosen one is printed).
+    #[arg(long, default_value_t = 6443)]
+    pub secure_port: u16,
+
+    /// Comma-separated etcd endpoints. Without it, the embedded store in
+    /// `<data-dir>/store.redb` is used.
+    #[arg(long, value_delimiter = ',', num_args = 1..)]
+    pub etcd_servers: Vec<String>,
+
+    /// Prefix prepended to every etcd key (keys themselves look like
+    /// `/registry/<resource>/...`).
+    #[arg(long, default_value = "")]
+    pub etcd_prefix: String,
+
+    /// Control plane or member cluster.
+    #[arg(long, value_enum, default_value_t = Role::ControlPlane)]
+    pub role: Role,
+
+    /// Give workloads simulated status, like KWOK (member role).
+    #[arg(long)]
+    pub simulate_workloads: bool,
+
+    /// Static bearer-token file (`token,user,uid,"group1,group2"` lines).
+    #[arg(long)]
+    pub token_auth_file: Option<PathBuf>,
+}
+
+impl Config {
+    /// A configuration with every flag at its default and the given data
+    /// directory (for tests).
+    pub fn with_data_dir(data_dir: impl Into<PathBuf>) -> Self {
+        Config {
+            data_dir: data_dir.into(),
+            bind_address: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            secure_port: 6443,
+            etcd_servers: Vec::new(),
+            etcd_prefix: String::new(),
+            role: Role::ControlPlane,
+            simulate_workloads: false,
+            token_auth_file: None,
+        }
+    }
+
+    /// The embedded store's file.
+    pub fn store_path(&self) -> PathBuf {
+        self.data_dir.join("store.redb")
+    }
+
+    /// The directory holding the CA, serving and admin certificates.
+    pub fn pki_dir(&self) -> PathBuf {
+        self.data_dir.join("pki")
+    }
+
+    /// The admin kubeconfig that every start rewrites.
+    pub fn kubeconfig_path(&self) -> PathBuf {
+        self.data_dir.join("admin.kubeconfig")
+    }
+
+    /// The address clients on this machine should dial: the bind address,
+    /// or loopback when it is the unspecified address (`0.0.0.0`, `::`).
+    pub fn client_address(&self) -> IpAddr {
+        match self.bind_address {
+            IpAddr::V4(a) if a.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+            IpAddr::V6(a) if a.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+            other => other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Config {
+        let cli = Cli::try_parse_from(args).expect("flags parse");
+        match cli.command {
+            Command::Serve(c) => c,
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        let c = parse(&["skein", "serve"]);
+        assert_eq!(c.data_dir, PathBuf::from("./skein-data"));
+        assert_eq!(c.bind_address, IpAddr::V4(Ipv4Addr::LOCALHOST));
+        assert_eq!(c.secure_port, 6443);
+        assert!(c.etcd_servers.is_empty());
+        assert_eq!(c.etcd_prefix, "");
+        assert_eq!(c.role, Role::ControlPlane);
+        assert!(!c.simulate_workloads);
+        assert_eq!(c.token_auth_file, None);
+        assert_eq!(c.store_path(), PathBuf::from("./skein-data/store.redb"));
+    }
+
+    #[test]
+    fn every_flag() {
+        let c = parse(&[
+            "skein",
+            "serve",
+            "--data-dir=/d",
+            "--bind-address=0.0.0.0",
+            "--secure-port=0",
+            "--etcd-servers=http://a:2379,http://b:2379",
+            "--etcd-prefix=/skein",
+            "--role=member",
+            "--simulate-workloads",
+            "--token-auth-file=/t.csv",
+        ]);
+        assert_eq!(c.etcd_servers, ["http://a:2379", "http://b:2379"]);
+        assert_eq!(c.secure_port, 0);
+        assert_eq!(c.role, Role::Member);
+        assert!(c.simulate_workloads);
+        assert_eq!(c.token_auth_file, Some(PathBuf::from("/t.csv")));
+        assert_eq!(c.client_address(), IpAddr::V4(Ipv4Addr::LOCALHOST));
+        assert_eq!(c.kubeconfig_path(), PathBuf::from("/d/admin.kubeconfig"));
+    }
+
+    #[test]
+    fn bad_role_is_rejected() {
+        assert!(Cli::try_parse_from(["skein", "serve", "--role=boss"]).is_err());
+    }
+}

@@ -1,0 +1,246 @@
+//! The router: [`app`] maps paths to handlers, behind authentication.
+
+use axum::Router;
+use axum::middleware;
+use axum::response::IntoResponse;
+use axum::routing::get;
+
+use super::status::ApiError;
+use super::{AppState, authn, health, version};
+
+/// The whole HTTP application, without TLS. Tests drive it with
+/// `tower::ServiceExt::oneshot`, inserting an
+/// [`authn::ClientCertUser`] extension to act as an authenticated client.
+pub fn app(state: AppState) -> Router {
+    Router::new()
+        .route("/version", get(version::get))
+        .route("/version/", get(version::get))
+        .route("/healthz", get(health::healthz))
+        .route("/healthz/{check}", get(health::healthz_check))
+        .route("/livez", get(health::livez))
+        .route("/livez/{check}", get(health::livez_check))
+        .route("/readyz", get(health::readyz))
+        .route("/readyz/{check}", get(health::readyz_check))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        // Last, so that it wraps the fallbacks too: an unauthenticated
+        // client learns nothing about which paths exist.
+        .layer(middleware::from_fn(authn::authenticate))
+        .with_state(state)
+}
+
+async fn not_found() -> impl IntoResponse {
+    ApiError::path_not_found()
+}
+
+async fn method_not_allowed() -> impl IntoResponse {
+    ApiError::method_not_allowed()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use async_trait::async_trait;
+    use axum::body::Body;
+    use axum::http::{Method, Request, StatusCode, header};
+    use http_body_util::BodyExt;
+    use skein_storage::{
+        Error as StoreError, KeyValue, ListOptions, ListResult, Result as StoreResult, Revision,
+        Store, WatchStream,
+    };
+    use tower::ServiceExt;
+
+    use super::*;
+    use crate::http::authn::ClientCertUser;
+
+    /// A store whose only working method is `current_revision`, and that
+    /// can be switched to failing.
+    #[derive(Default)]
+    struct FakeStore {
+        down: AtomicBool,
+    }
+
+    fn unavailable<T>() -> StoreResult<T> {
+        Err(StoreError::Unavailable("fake".to_string()))
+    }
+
+    #[async_trait]
+    impl Store for FakeStore {
+        async fn get(&self, _: &str) -> StoreResult<KeyValue> {
+            unavailable()
+        }
+        async fn list(&self, _: &str, _: ListOptions) -> StoreResult<ListResult> {
+            unavailable()
+        }
+        async fn create(&self, _: &str, _: &[u8]) -> StoreResult<KeyValue> {
+            unavailable()
+        }
+        async fn update(&self, _: &str, _: &[u8], _: Revision) -> StoreResult<KeyValue> {
+            unavailable()
+        }
+        async fn delete(&self, _: &str, _: Option<Revision>) -> StoreResult<(KeyValue, Revision)> {
+            unavailable()
+        }
+        async fn watch(&self, _: &str, _: Revision) -> StoreResult<WatchStream> {
+            unavailable()
+        }
+        async fn compact(&self, _: Revision) -> StoreResult<()> {
+            unavailable()
+        }
+        async fn current_revision(&self) -> StoreResult<Revision> {
+            if self.down.load(Ordering::SeqCst) {
+                unavailable()
+            } else {
+                Ok(1)
+            }
+        }
+        async fn close(&self) {}
+    }
+
+    fn state() -> (AppState, Arc<FakeStore>) {
+        let store = Arc::new(FakeStore::default());
+        (AppState::new(store.clone()), store)
+    }
+
+    fn admin() -> ClientCertUser {
+        ClientCertUser {
+            name: "skein-admin".to_string(),
+            groups: vec!["system:masters".to_string()],
+        }
+    }
+
+    async fn call(
+        state: &AppState,
+        method: Method,
+        uri: &str,
+        user: Option<ClientCertUser>,
+    ) -> (StatusCode, String, String) {
+        let mut req = Request::builder()
+            .method(method)
+            .uri(uri)
+            .body(Body::empty())
+            .expect("request");
+        if let Some(user) = user {
+            req.extensions_mut().insert(user);
+        }
+        let resp = app(state.clone()).oneshot(req).await.expect("infallible");
+        let code = resp.status();
+        let ctype = resp
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .map(|v| v.to_str().expect("ascii").to_string())
+            .unwrap_or_default();
+        let body = resp.into_body().collect().await.expect("body").to_bytes();
+        (code, ctype, String::from_utf8(body.to_vec()).expect("utf8"))
+    }
+
+    const UNAUTHORIZED: &str = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}"#;
+
+    #[tokio::test]
+    async fn unauthenticated_requests_get_401_status() {
+        let (s, _) = state();
+        for path in ["/api", "/apis", "/no/such/path", "/healthz/etcd"] {
+            let (code, ctype, body) = call(&s, Method::GET, path, None).await;
+            assert_eq!(code, StatusCode::UNAUTHORIZED, "{path}");
+            assert_eq!(ctype, "application/json");
+            assert_eq!(body, UNAUTHORIZED, "{path}");
+        }
+    }
+
+    #[tokio::test]
+    async fn unknown_path_is_404_status() {
+        let (s, _) = state();
+        let (code, ctype, body) = call(&s, Method::GET, "/no/such/path", Some(admin())).await;
+        assert_eq!(code, StatusCode::NOT_FOUND);
+        assert_eq!(ctype, "application/json");
+        let v: serde_json::Value = serde_json::from_str(&body).expect("json");
+        assert_eq!(v["kind"], "Status");
+        assert_eq!(v["reason"], "NotFound");
+        assert_eq!(
+            v["message"],
+            "the server could not find the requested resource"
+        );
+        assert_eq!(v["code"], 404);
+    }
+
+    #[tokio::test]
+    async fn wrong_method_is_405_status() {
+        let (s, _) = state();
+        let (code, _, body) = call(&s, Method::POST, "/version", Some(admin())).await;
+        assert_eq!(code, StatusCode::METHOD_NOT_ALLOWED);
+        let v: serde_json::Value = serde_json::from_str(&body).expect("json");
+        assert_eq!(v["reason"], "MethodNotAllowed");
+    }
+
+    #[tokio::test]
+    async fn version_is_public() {
+        let (s, _) = state();
+        for path in ["/version", "/version/"] {
+            let (code, ctype, body) = call(&s, Method::GET, path, None).await;
+            assert_eq!(code, StatusCode::OK);
+            assert_eq!(ctype, "application/json");
+            let v: serde_json::Value = serde_json::from_str(&body).expect("json");
+            assert_eq!(v["major"], "1");
+            assert_eq!(v["minor"], "33");
+        }
+    }
+
+    #[tokio::test]
+    async fn health_endpoints_are_public_and_ok() {
+        let (s, _) = state();
+        for path in ["/healthz", "/livez", "/readyz"] {
+            let (code, ctype, body) = call(&s, Method::GET, path, None).await;
+            assert_eq!((code, body.as_str()), (StatusCode::OK, "ok"), "{path}");
+            assert_eq!(ctype, "text/plain; charset=utf-8");
+        }
+    }
+
+    #[tokio::test]
+    async fn verbose_lists_checks() {
+        let (s, _) = state();
+        let (code, _, body) = call(&s, Method::GET, "/readyz?verbose", None).await;
+        assert_eq!(code, StatusCode::OK);
+        assert_eq!(
+            body,
+            "[+]ping ok\n[+]etcd ok\n[+]shutdown ok\nreadyz check passed\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn store_down_fails_health() {
+        let (s, store) = state();
+        store.down.store(true, Ordering::SeqCst);
+        let (code, _, body) = call(&s, Method::GET, "/livez", None).await;
+        assert_eq!(code, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(
+            body,
+            "[+]ping ok\n[-]etcd failed: reason withheld\nlivez check failed\n"
+        );
+        let (code, _, _) = call(&s, Method::GET, "/livez?exclude=etcd", None).await;
+        assert_eq!(code, StatusCode::OK);
+        let (code, _, _) = call(&s, Method::GET, "/livez/etcd", Some(admin())).await;
+        assert_eq!(code, StatusCode::INTERNAL_SERVER_ERROR);
+        let (code, _, body) = call(&s, Method::GET, "/livez/ping", Some(admin())).await;
+        assert_eq!((code, body.as_str()), (StatusCode::OK, "ok"));
+    }
+
+    #[tokio::test]
+    async fn shutdown_fails_readyz_only() {
+        let (s, _) = state();
+        s.begin_shutdown();
+        let (code, _, body) = call(&s, Method::GET, "/readyz", None).await;
+        assert_eq!(code, StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(body.contains("[-]shutdown failed"), "{body}");
+        let (code, _, _) = call(&s, Method::GET, "/livez", None).await;
+        assert_eq!(code, StatusCode::OK);
+    }
+
+    #[tokio::test]
+    async fn unknown_single_check_is_404() {
+        let (s, _) = state();
+        let (code, _, _) = call(&s, Method::GET, "/readyz/nope", Some(admin())).await;
+        assert_eq!(code, StatusCode::NOT_FOUND);
+    }
+}

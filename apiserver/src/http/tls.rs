@@ -1,0 +1,167 @@
+//! HTTPS: the rustls configuration and the accept loop.
+//!
+//! The loop is ours rather than axum-server's because handlers need the
+//! verified client certificate: after each TLS handshake the peer's
+//! certificate becomes a [`ClientCertUser`] that is inserted into every
+//! request of that connection. HTTP/1.1 and HTTP/2 are negotiated with ALPN
+//! (hyper-util's `auto` builder also accepts h2 prior knowledge).
+//!
+//! Client certificates are requested, not required: a client without one
+//! is anonymous (and [`super::authn`] decides), while a client whose
+//! certificate does not verify against the CA fails the handshake.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::ConnectInfo;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use rustls::RootCertStore;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::server::{ServerConfig, WebPkiClientVerifier};
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+use tower::ServiceExt;
+
+use super::authn::ClientCertUser;
+use crate::pki::Pki;
+use crate::{Error, Result};
+
+/// A client must finish its TLS handshake within this time.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// On shutdown, in-flight requests get this long to finish.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+fn bad_pem(what: &str, e: impl ToString) -> Error {
+    Error::BadCertificate {
+        path: what.into(),
+        reason: e.to_string(),
+    }
+}
+
+/// The server's TLS configuration: the serving certificate, client
+/// certificates verified against the CA but optional, ALPN h2 and
+/// http/1.1. Uses the ring provider explicitly, so no process-wide default
+/// provider needs installing.
+pub fn server_config(pki: &Pki) -> Result<Arc<ServerConfig>> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+
+    let mut roots = RootCertStore::empty();
+    let ca = CertificateDer::from_pem_slice(pki.ca.cert_pem.as_bytes())
+        .map_err(|e| bad_pem("ca.crt", e))?;
+    roots.add(ca)?;
+    let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+        .allow_unauthenticated()
+        .build()?;
+
+    let chain = CertificateDer::pem_slice_iter(pki.serving.cert_pem.as_bytes())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| bad_pem("serving.crt", e))?;
+    let key = PrivateKeyDer::from_pem_slice(pki.serving.key_pem.as_bytes())
+        .map_err(|e| bad_pem("serving.key", e))?;
+
+    let mut config = ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(chain, key)?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+/// Serves `app` over TLS on `listener` until `shutdown` completes, then
+/// stops accepting and gives open connections [`SHUTDOWN_GRACE`] to finish
+/// their in-flight requests (idle keep-alive connections close at once).
+pub async fn serve(
+    listener: TcpListener,
+    tls: Arc<ServerConfig>,
+    app: Router,
+    shutdown: impl Future<Output = ()>,
+) {
+    let acceptor = TlsAcceptor::from(tls);
+    let builder = auto::Builder::new(TokioExecutor::new());
+    let graceful = GracefulShutdown::new();
+    tokio::pin!(shutdown);
+
+    loop {
+        let (tcp, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(conn) => conn,
+                Err(e) => {
+                    // Usually EMFILE or a connection reset before accept;
+                    // back off briefly instead of spinning.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let acceptor = acceptor.clone();
+        let app = app.clone();
+        let builder = builder.clone();
+        let watcher = graceful.watcher();
+        tokio::spawn(async move {
+            let stream = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
+                Ok(Ok(stream)) => stream,
+                Ok(Err(e)) => {
+                    tracing::debug!(%peer, error = %e, "TLS handshake failed");
+                    return;
+                }
+                Err(_) => {
+                    tracing::debug!(%peer, "TLS handshake timed out");
+                    return;
+                }
+            };
+            let user = stream
+                .get_ref()
+                .1
+                .peer_certificates()
+                .and_then(|chain| chain.first())
+                .and_then(|leaf| ClientCertUser::from_der(leaf));
+            let service = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
+                req.extensions_mut().insert(ConnectInfo(peer));
+                if let Some(user) = &user {
+                    req.extensions_mut().insert(user.clone());
+                }
+                app.clone().oneshot(req)
+            });
+            let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+            if let Err(e) = watcher.watch(conn.into_owned()).await {
+                tracing::debug!(%peer, error = %e, "connection ended with an error");
+            }
+        });
+    }
+
+    drop(listener);
+    tracing::info!(
+        connections = graceful.count(),
+        "stopped accepting; draining connections"
+    );
+    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!(grace = ?SHUTDOWN_GRACE, "connections still open after the grace period; closing them");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_from_generated_pki() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pki = Pki::load_or_create(dir.path(), &["localhost".to_string()]).expect("pki");
+        let config = server_config(&pki).expect("config");
+        assert_eq!(
+            config.alpn_protocols,
+            [b"h2".to_vec(), b"http/1.1".to_vec()]
+        );
+    }
+}

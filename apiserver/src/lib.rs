@@ -1,0 +1,20 @@
+//! Skein's API server: the `skein` binary's library half.
+//!
+//! `main.rs` only parses flags into a [`config::Config`] and calls
+//! [`server::run`]. Everything else lives here so it can be unit-tested.
+//!
+//! # Architecture Invariants
+//! - Every HTTP error body is a `metav1.Status`, rendered only by
+//!   [`http::status::ApiError`].
+//! - The server speaks HTTPS only; there is no plain-HTTP listener.
+//! - `store` is the only module that names a storage backend.
+
+pub mod config;
+pub mod error;
+pub mod http;
+pub mod kubeconfig;
+pub mod pki;
+pub mod server;
+pub mod store;
+
+pub use error::{Error, Result};

@@ -1,0 +1,110 @@
+//! `skein serve`: wires PKI, store, kubeconfig and HTTPS together, and
+//! shuts down cleanly on SIGTERM or SIGINT.
+
+use std::io::IsTerminal;
+use std::net::SocketAddr;
+
+use tokio::net::TcpListener;
+
+use crate::config::{Config, Role};
+use crate::http::{self, AppState};
+use crate::pki::{self, Pki};
+use crate::{Error, kubeconfig, store};
+
+/// Installs the tracing subscriber: `RUST_LOG` filter (default `info`),
+/// written to stderr so that stdout carries only the serving line.
+pub fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+}
+
+/// The line printed on stdout once the server accepts connections, followed
+/// by the bound address (scripts and the test harness read it).
+pub const SERVING_LINE: &str = "Serving securely on ";
+
+/// Runs the server until SIGTERM or SIGINT, then drains and closes the
+/// store. Returns an error only if startup fails.
+pub async fn run(config: Config) -> anyhow::Result<()> {
+    tracing::info!(
+        role = ?config.role,
+        simulate_workloads = config.simulate_workloads,
+        data_dir = %config.data_dir.display(),
+        "starting skein"
+    );
+    if config.role == Role::Member || config.simulate_workloads {
+        tracing::info!("--role and --simulate-workloads are accepted; they change nothing yet");
+    }
+    if let Some(file) = &config.token_auth_file {
+        tracing::warn!(file = %file.display(), "--token-auth-file is not implemented yet; bearer tokens are rejected");
+    }
+
+    let pki = Pki::load_or_create(&config.pki_dir(), &pki::serving_names(config.bind_address))?;
+    let tls = http::tls::server_config(&pki)?;
+
+    let requested = SocketAddr::new(config.bind_address, config.secure_port);
+    let listener = TcpListener::bind(requested)
+        .await
+        .map_err(|source| Error::Bind {
+            addr: requested,
+            source,
+        })?;
+    let local = listener.local_addr().map_err(|source| Error::Bind {
+        addr: requested,
+        source,
+    })?;
+
+    let store = store::open_store(&config).await?;
+    let dial = SocketAddr::new(config.client_address(), local.port());
+    if let Err(e) = kubeconfig::write_admin(&config.kubeconfig_path(), dial, &pki) {
+        store.close().await;
+        return Err(e.into());
+    }
+
+    let state = AppState::new(store.clone());
+    let app = http::app(state.clone());
+    tracing::info!(
+        address = %local,
+        kubeconfig = %config.kubeconfig_path().display(),
+        "serving"
+    );
+    println!("{SERVING_LINE}{local}");
+
+    http::tls::serve(listener, tls, app, shutdown_signal(state)).await;
+    store.close().await;
+    tracing::info!("store closed; bye");
+    Ok(())
+}
+
+/// Completes on the first SIGTERM or SIGINT, after marking the state as
+/// shutting down.
+async fn shutdown_signal(state: AppState) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let sigterm = async {
+        match signal(SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    let sigint = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::error!(error = %e, "cannot listen for SIGINT");
+            std::future::pending::<()>().await;
+        }
+    };
+    let which = tokio::select! {
+        () = sigterm => "SIGTERM",
+        () = sigint => "SIGINT",
+    };
+    tracing::info!(signal = which, "shutting down");
+    state.begin_shutdown();
+}

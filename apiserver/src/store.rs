@@ -1,0 +1,33 @@
+//! Opening the configured storage backend. The only module that names a
+//! backend; everything else sees `Arc<dyn Store>`.
+
+use std::sync::Arc;
+
+use skein_storage::Store;
+use skein_storage::embedded::{EmbeddedOptions, EmbeddedStore};
+use skein_storage::etcd::{EtcdOptions, EtcdStore};
+
+use crate::config::Config;
+use crate::{Error, Result};
+
+/// Opens etcd when `--etcd-servers` is given, and otherwise the embedded
+/// store at `<data-dir>/store.redb` (creating the data directory).
+pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>> {
+    if config.etcd_servers.is_empty() {
+        let path = config.store_path();
+        std::fs::create_dir_all(&config.data_dir)
+            .map_err(|e| Error::io("create directory", &config.data_dir, e))?;
+        tracing::info!(path = %path.display(), "opening the embedded store");
+        let store = EmbeddedStore::open(&path, EmbeddedOptions::default()).await?;
+        Ok(store)
+    } else {
+        tracing::info!(endpoints = ?config.etcd_servers, prefix = %config.etcd_prefix, "connecting to etcd");
+        let store = EtcdStore::connect(EtcdOptions {
+            endpoints: config.etcd_servers.clone(),
+            prefix: config.etcd_prefix.clone(),
+            ..Default::default()
+        })
+        .await?;
+        Ok(store)
+    }
+}
