@@ -48,7 +48,7 @@ pub struct Config {
 
     /// Comma-separated etcd endpoints. Without it, the embedded store in
     /// `<data-dir>/store.redb` is used.
-    #[arg(long, value_delimiter = ',', num_args = 1..)]
+    #[arg(long, value_delimiter = ',')]
     pub etcd_servers: Vec<String>,
 
     /// Prefix prepended to every etcd key (keys themselves look like

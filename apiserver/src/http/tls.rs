@@ -164,4 +164,64 @@ mod tests {
             [b"h2".to_vec(), b"http/1.1".to_vec()]
         );
     }
+
+    /// Shutdown stops accepting at once but lets a request that is already
+    /// running finish with its real response.
+    #[tokio::test]
+    async fn shutdown_lets_in_flight_requests_finish() {
+        use axum::routing::get;
+        use tokio::sync::{Notify, oneshot};
+
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pki = Pki::load_or_create(dir.path(), &["127.0.0.1".to_string()]).expect("pki");
+        let tls = server_config(&pki).expect("config");
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+
+        let started = Arc::new(Notify::new());
+        let app = Router::new().route(
+            "/slow",
+            get({
+                let started = started.clone();
+                move || async move {
+                    started.notify_one();
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    "done"
+                }
+            }),
+        );
+        let (stop, stopped) = oneshot::channel::<()>();
+        let server = tokio::spawn(serve(listener, tls, app, async {
+            let _ = stopped.await;
+        }));
+
+        let ca = reqwest::Certificate::from_pem(pki.ca.cert_pem.as_bytes()).expect("ca");
+        let client = reqwest::Client::builder()
+            .use_rustls_tls()
+            .tls_built_in_root_certs(false)
+            .add_root_certificate(ca)
+            .build()
+            .expect("client");
+        let url = format!("https://{addr}/slow");
+        let request = tokio::spawn(client.get(&url).send());
+        started.notified().await;
+        stop.send(()).expect("server is waiting");
+
+        let response = request
+            .await
+            .expect("join")
+            .expect("in-flight request completes");
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.text().await.expect("body"), "done");
+        tokio::time::timeout(Duration::from_secs(5), server)
+            .await
+            .expect("serve returns after draining")
+            .expect("join");
+        let fresh = reqwest::Client::builder()
+            .use_rustls_tls()
+            .tls_built_in_root_certs(false)
+            .build()
+            .expect("client");
+        assert!(fresh.get(&url).send().await.is_err(), "no longer accepting");
+    }
 }
