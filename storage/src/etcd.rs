@@ -127,6 +127,35 @@ impl EtcdStore {
         }
     }
 
+    /// Runs a KV call, retrying on another endpoint while the request could
+    /// not have reached etcd (`Retry::Unsent`, for writes) or on any
+    /// transport failure (`Retry::Read`, for reads), within the request
+    /// timeout. This is what lets the client ride out a dead member: the
+    /// balanced channel may still pick its endpoint for a while.
+    async fn kv_call<T, F, Fut>(&self, retry: Retry, f: F) -> Result<T>
+    where
+        F: Fn(etcd_client::KvClient) -> Fut,
+        Fut: std::future::Future<Output = std::result::Result<T, etcd_client::Error>>,
+    {
+        let deadline = tokio::time::Instant::now() + self.opts.request_timeout;
+        let mut backoff = Duration::from_millis(5);
+        loop {
+            let attempt = tokio::time::timeout_at(deadline, f(self.client.kv_client())).await;
+            match attempt {
+                Err(_) => return Err(Error::Unavailable("etcd request timed out".into())),
+                Ok(Ok(v)) => return Ok(v),
+                Ok(Err(e))
+                    if retry.allows(&e) && tokio::time::Instant::now() + backoff < deadline =>
+                {
+                    tracing::debug!(error = %e, "etcd: retrying on another endpoint");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_millis(200));
+                }
+                Ok(Err(e)) => return Err(map_err(e)),
+            }
+        }
+    }
+
     /// The else branch of a compare-and-swap: why did it fail?
     fn explain(&self, key: &str, expected: Revision, resp: &etcd_client::TxnResponse) -> Error {
         let current = resp.op_responses().into_iter().find_map(|r| match r {
@@ -142,6 +171,39 @@ impl EtcdStore {
             },
         }
     }
+}
+
+/// Which failures a call may retry.
+#[derive(Clone, Copy)]
+enum Retry {
+    /// Reads: any transport failure.
+    Read,
+    /// Writes: only failures that prove the request was never sent.
+    Unsent,
+}
+
+impl Retry {
+    fn allows(self, e: &etcd_client::Error) -> bool {
+        let status = match e {
+            etcd_client::Error::TransportError(_) => return matches!(self, Retry::Read),
+            etcd_client::Error::GRpcStatus(status) => status,
+            _ => return false,
+        };
+        let unsent =
+            status.code() == tonic_code_unavailable() && status.message().contains("connect");
+        match self {
+            Retry::Unsent => unsent,
+            Retry::Read => {
+                unsent
+                    || status.code() == tonic_code_unavailable()
+                    || status.message().contains("transport error")
+            }
+        }
+    }
+}
+
+fn tonic_code_unavailable() -> tonic::Code {
+    tonic::Code::Unavailable
 }
 
 fn unreachable_etcd(endpoints: &[String], why: &str) -> Error {
@@ -185,8 +247,13 @@ fn header_revision(h: Option<&etcd_client::ResponseHeader>) -> Result<Revision> 
 #[async_trait]
 impl Store for EtcdStore {
     async fn get(&self, key: &str) -> Result<KeyValue> {
-        let mut kv = self.client.kv_client();
-        let resp = self.call(kv.get(self.full(key), None)).await?;
+        let full = self.full(key);
+        let resp = self
+            .kv_call(Retry::Read, |mut kv| {
+                let full = full.clone();
+                async move { kv.get(full, None).await }
+            })
+            .await?;
         match resp.kvs().first() {
             Some(found) => self.kv(found),
             None => Err(Error::NotFound { key: key.into() }),
@@ -212,8 +279,11 @@ impl Store for EtcdStore {
         if opts.at_revision > 0 {
             get = get.with_revision(opts.at_revision);
         }
-        let mut kv = self.client.kv_client();
-        let resp = match self.call(kv.get(start, Some(get))).await {
+        let read = |mut kv: etcd_client::KvClient| {
+            let (start, get) = (start.clone(), get.clone());
+            async move { kv.get(start, Some(get)).await }
+        };
+        let resp = match self.kv_call(Retry::Read, read).await {
             Ok(resp) => resp,
             Err(Error::Compacted { .. }) => {
                 let compacted = self.compacted_revision().await.unwrap_or(0);
@@ -255,8 +325,7 @@ impl Store for EtcdStore {
             .when([Compare::create_revision(full.clone(), CompareOp::Equal, 0)])
             .and_then([TxnOp::put(full.clone(), value, None)])
             .or_else([TxnOp::get(full, None)]);
-        let mut kv = self.client.kv_client();
-        let resp = self.call(kv.txn(txn)).await?;
+        let resp = self.txn(txn).await?;
         if !resp.succeeded() {
             return Err(Error::AlreadyExists { key: key.into() });
         }
@@ -284,8 +353,7 @@ impl Store for EtcdStore {
                 Some(PutOptions::new().with_prev_key()),
             )])
             .or_else([TxnOp::get(full, None)]);
-        let mut kv = self.client.kv_client();
-        let resp = self.call(kv.txn(txn)).await?;
+        let resp = self.txn(txn).await?;
         if !resp.succeeded() {
             return Err(self.explain(key, expected, &resp));
         }
@@ -320,8 +388,7 @@ impl Store for EtcdStore {
                 Some(etcd_client::DeleteOptions::new().with_prev_key()),
             )])
             .or_else([TxnOp::get(full, None)]);
-        let mut kv = self.client.kv_client();
-        let resp = self.call(kv.txn(txn)).await?;
+        let resp = self.txn(txn).await?;
         if !resp.succeeded() {
             return Err(self.explain(key, expected.unwrap_or(0), &resp));
         }
@@ -389,8 +456,9 @@ impl Store for EtcdStore {
     }
 
     async fn compact(&self, revision: Revision) -> Result<()> {
-        let mut kv = self.client.kv_client();
-        match self.call(kv.compact(revision, None)).await {
+        let compact =
+            |mut kv: etcd_client::KvClient| async move { kv.compact(revision, None).await };
+        match self.kv_call(Retry::Unsent, compact).await {
             Ok(_) => Ok(()),
             Err(Error::Compacted { .. }) => {
                 let compacted = self.compacted_revision().await.unwrap_or(revision);
@@ -411,10 +479,16 @@ impl Store for EtcdStore {
     }
 
     async fn current_revision(&self) -> Result<Revision> {
-        let mut kv = self.client.kv_client();
-        // A keys-only, count-only read of one key: cheap, linearizable.
+        // A keys-only read of one key: cheap, linearizable.
+        let probe = self.full("\u{0}");
         let resp = self
-            .call(kv.get(self.full("\u{0}"), Some(GetOptions::new().with_keys_only())))
+            .kv_call(Retry::Read, |mut kv| {
+                let probe = probe.clone();
+                async move {
+                    kv.get(probe, Some(GetOptions::new().with_keys_only()))
+                        .await
+                }
+            })
             .await?;
         header_revision(resp.header())
     }
@@ -427,6 +501,15 @@ impl Store for EtcdStore {
 }
 
 impl EtcdStore {
+    /// Runs a compare-and-swap transaction (retried only if never sent).
+    async fn txn(&self, txn: Txn) -> Result<etcd_client::TxnResponse> {
+        self.kv_call(Retry::Unsent, |mut kv| {
+            let txn = txn.clone();
+            async move { kv.txn(txn).await }
+        })
+        .await
+    }
+
     /// The compaction point, found the way etcd reports it: a watch from
     /// revision 1 is cancelled with the compact revision.
     async fn compacted_revision(&self) -> Result<Revision> {

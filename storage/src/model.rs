@@ -70,6 +70,18 @@ impl Model {
         }
     }
 
+    /// The same store, already compacted to `compacted` (for a backend that
+    /// earlier work compacted).
+    pub fn with_compaction(mut self, compacted: Revision) -> Self {
+        self.compacted = compacted;
+        self
+    }
+
+    /// The compaction point (0 if never compacted).
+    pub fn compacted(&self) -> Revision {
+        self.compacted
+    }
+
     /// The current revision.
     pub fn revision(&self) -> Revision {
         self.rev
