@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh machine: installs what the tests need,
+# builds the skein binary, runs every test. This is the README's test command.
+#
+# Installs (only what is missing):
+#   - etcd (Debian package etcd-server), for the storage and end-to-end suites;
+#   - kubectl 1.35/1.32 and helm 4.1/3.17 into .tools/ (hack/tools.sh).
+# protoc is not needed: hack/protoc (see .cargo/config.toml) supplies it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+if ! command -v etcd >/dev/null 2>&1; then
+  echo "== installing etcd (Debian etcd-server)"
+  export DEBIAN_FRONTEND=noninteractive
+  as_root apt-get install -y -q etcd-server >/dev/null 2>&1 || {
+    as_root apt-get update -q >/dev/null
+    as_root apt-get install -y -q etcd-server >/dev/null
+  }
+  # The Debian package may start a system etcd on the default ports; the
+  # tests start their own on free loopback ports and do not need it.
+fi
+etcd --version | head -n 1
+
+echo "== client tools"
+bash hack/tools.sh
+
+echo "== build"
+cargo build --bin skein
+
+echo "== tests"
+cargo test --no-fail-fast "$@"
