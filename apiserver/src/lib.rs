@@ -9,12 +9,15 @@
 //! - The server speaks HTTPS only; there is no plain-HTTP listener.
 //! - `store` is the only module that names a storage backend.
 
+pub mod codec;
 pub mod config;
 pub mod error;
 pub mod http;
 pub mod kubeconfig;
 pub mod pki;
+pub mod selector;
 pub mod server;
 pub mod store;
+pub mod table;
 
 pub use error::{Error, Result};

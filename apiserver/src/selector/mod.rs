@@ -1,0 +1,1 @@
+//! Label and field selectors (kubectl `-l` / `--field-selector` syntax).
