@@ -1,0 +1,599 @@
+//! `bench storage`: creates/s and gets/s of 1 KiB values for raw etcd, the
+//! etcd backend and the embedded backend, side by side, plus the cost of
+//! watch fan-out; ratios against the targets.
+//!
+//! Everything is durable as configured for production: etcd runs with its
+//! default fsync settings, the embedded store fsyncs every group commit.
+//! Each cell is a closed loop: N tasks, each doing one operation after the
+//! other on its own keys (`/bench/<run>/<task>/<i>`) for a fixed time.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use futures::StreamExt as _;
+use skein_storage::embedded::{EmbeddedOptions, EmbeddedStore};
+use skein_storage::etcd::{EtcdOptions, EtcdStore};
+use skein_storage::{Store, WatchMessage};
+
+use crate::measure::{Cell, CpuSnapshot, command_line, fsync_latency, run_cell};
+
+/// Options of `bench storage`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Seconds each table cell runs.
+    #[arg(long, default_value_t = 3.0)]
+    seconds: f64,
+    /// Concurrency levels (tasks issuing operations in a loop).
+    #[arg(long, value_delimiter = ',', default_value = "1,16,64")]
+    concurrency: Vec<usize>,
+    /// Value size in bytes.
+    #[arg(long, default_value_t = 1024)]
+    value_bytes: usize,
+    /// Watchers of the fan-out measurement (0 skips it).
+    #[arg(long, default_value_t = 1000)]
+    watchers: usize,
+    /// Writer concurrency of the fan-out measurement.
+    #[arg(long, default_value_t = 64)]
+    fanout_concurrency: usize,
+    /// Skip the fan-out measurement against the etcd backend.
+    #[arg(long)]
+    no_etcd_fanout: bool,
+}
+
+/// Targets the report checks (ISSUE: storage benchmark).
+const BACKEND_VS_RAW_TARGET: f64 = 0.9;
+const EMBEDDED_VS_RAW_TARGET: f64 = 2.0;
+/// Concurrency at which embedded is compared with raw etcd.
+const EMBEDDED_TARGET_CONCURRENCY: usize = 64;
+/// A cell during which other processes used more of the machine than this
+/// is marked as disturbed.
+const OTHERS_FLAG: f64 = 0.10;
+/// How long watchers may take to catch up after the writers stop.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// One system under test.
+#[derive(Clone)]
+enum Target {
+    /// etcd-client puts and gets, one client shared by all tasks.
+    Raw(Box<etcd_client::Client>),
+    /// A Skein storage backend.
+    Store(Arc<dyn Store>),
+}
+
+impl Target {
+    async fn create(&self, key: String, value: &[u8]) -> anyhow::Result<()> {
+        match self {
+            Target::Raw(client) => {
+                client.kv_client().put(key, value.to_vec(), None).await?;
+            }
+            Target::Store(store) => {
+                store.create(&key, value).await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn get(&self, key: String) -> anyhow::Result<()> {
+        match self {
+            Target::Raw(client) => {
+                let resp = client.kv_client().get(key.as_str(), None).await?;
+                anyhow::ensure!(resp.kvs().len() == 1, "raw get: {key} is missing");
+            }
+            Target::Store(store) => {
+                store.get(&key).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The three columns of the main tables, in order.
+const TARGETS: [&str; 3] = ["raw etcd", "etcd backend", "embedded"];
+
+/// Runs creates on `/bench/<run>/<task>/<i>` for `secs`.
+async fn creates(
+    target: &Target,
+    run: &str,
+    concurrency: usize,
+    secs: Duration,
+    value: &Arc<[u8]>,
+) -> Cell {
+    let (target, run, value) = (target.clone(), run.to_owned(), value.clone());
+    run_cell(concurrency, secs, move |task, i| {
+        let (target, value) = (target.clone(), value.clone());
+        let key = format!("/bench/{run}/{task}/{i}");
+        async move { target.create(key, &value).await }
+    })
+    .await
+}
+
+/// Reads back, round robin, the keys that `creates` made in `run`.
+async fn gets(
+    target: &Target,
+    run: &str,
+    created: &[u64],
+    secs: Duration,
+    value: &Arc<[u8]>,
+) -> Cell {
+    // Every task needs at least one key to read.
+    let mut created = created.to_vec();
+    for (task, n) in created.iter_mut().enumerate() {
+        if *n == 0 {
+            target
+                .create(format!("/bench/{run}/{task}/0"), value)
+                .await
+                .expect("pre-populating a key to read");
+            *n = 1;
+        }
+    }
+    let created = Arc::new(created);
+    let (target, run) = (target.clone(), run.to_owned());
+    run_cell(created.len(), secs, move |task, i| {
+        let target = target.clone();
+        let key = format!("/bench/{run}/{task}/{}", i % created[task]);
+        async move { target.get(key).await }
+    })
+    .await
+}
+
+/// A create run under load from watchers, and what the watchers saw.
+struct Fanout {
+    cell: Cell,
+    watchers: usize,
+    /// Events every watcher should have received (the successful creates).
+    expected: u64,
+    min_events: u64,
+    max_events: u64,
+    /// Watch streams that ended with an error.
+    watch_errors: usize,
+    first_watch_error: Option<String>,
+    /// Time after the writers stopped until every watcher had every event
+    /// (`None`: not within [`DRAIN_TIMEOUT`]).
+    catch_up: Option<Duration>,
+}
+
+/// Opens `watchers` watches on `/bench/<run>/`, each consumed by its own
+/// task that counts events, then runs creates under that prefix.
+async fn fanout(
+    store: &Arc<dyn Store>,
+    run: &str,
+    watchers: usize,
+    concurrency: usize,
+    secs: Duration,
+    value: &Arc<[u8]>,
+) -> anyhow::Result<Fanout> {
+    let prefix = format!("/bench/{run}/");
+    let from = store.current_revision().await?;
+    let mut streams = Vec::with_capacity(watchers);
+    for w in 0..watchers {
+        let stream = tokio::time::timeout(Duration::from_secs(30), store.watch(&prefix, from))
+            .await
+            .with_context(|| format!("opening watch {w} timed out"))?
+            .with_context(|| format!("opening watch {w}"))?;
+        streams.push(stream);
+    }
+    let counts: Arc<Vec<AtomicU64>> = Arc::new((0..watchers).map(|_| AtomicU64::new(0)).collect());
+    let errors = Arc::new(AtomicUsize::new(0));
+    let first_error = Arc::new(std::sync::Mutex::new(None::<String>));
+    let consumers: Vec<_> = streams
+        .into_iter()
+        .enumerate()
+        .map(|(w, mut stream)| {
+            let (counts, errors, first_error) =
+                (counts.clone(), errors.clone(), first_error.clone());
+            tokio::spawn(async move {
+                while let Some(msg) = stream.next().await {
+                    match msg {
+                        Ok(WatchMessage::Event(_)) => {
+                            counts[w].fetch_add(1, Ordering::Relaxed);
+                        }
+                        Ok(WatchMessage::Progress(_)) => {}
+                        Err(e) => {
+                            errors.fetch_add(1, Ordering::Relaxed);
+                            if let Ok(mut slot) = first_error.lock() {
+                                slot.get_or_insert_with(|| e.to_string());
+                            }
+                            return;
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+
+    let cell = creates(&Target::Store(store.clone()), run, concurrency, secs, value).await;
+    let written = Instant::now();
+    let expected = cell.ok;
+    let caught_up = || counts.iter().all(|c| c.load(Ordering::Relaxed) >= expected);
+    let mut catch_up = None;
+    while written.elapsed() < DRAIN_TIMEOUT {
+        if caught_up() || errors.load(Ordering::Relaxed) == watchers {
+            if caught_up() {
+                catch_up = Some(written.elapsed());
+            }
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    for consumer in &consumers {
+        consumer.abort();
+    }
+    let seen = counts.iter().map(|c| c.load(Ordering::Relaxed));
+    let first_watch_error = first_error.lock().ok().and_then(|e| e.clone());
+    Ok(Fanout {
+        watchers,
+        expected,
+        min_events: seen.clone().min().unwrap_or(0),
+        max_events: seen.max().unwrap_or(0),
+        watch_errors: errors.load(Ordering::Relaxed),
+        first_watch_error,
+        catch_up,
+        cell,
+    })
+}
+
+/// Runs the whole benchmark and prints the report.
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let secs = Duration::from_secs_f64(args.seconds);
+    let value: Arc<[u8]> = vec![b'v'; args.value_bytes].into();
+
+    // Other work on the machine skews everything: say how busy it was.
+    let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let loadavg = loadavg
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ");
+    eprintln!("bench storage: probing the disk and starting etcd…");
+    let embedded_dir = tempfile::tempdir().context("temp dir for the embedded store")?;
+    let fsync = fsync_latency(embedded_dir.path(), 200).context("fsync probe")?;
+    let etcd = tokio::task::spawn_blocking(skein_tests::etcd::Etcd::start)
+        .await
+        .context("starting etcd")?;
+    let endpoint = etcd.endpoint();
+    let run_cpu = CpuSnapshot::now();
+
+    let raw = etcd_client::Client::connect([endpoint.as_str()], None)
+        .await
+        .context("raw etcd client")?;
+    let backend: Arc<dyn Store> = EtcdStore::connect(EtcdOptions {
+        endpoints: vec![endpoint.clone()],
+        retain_history: None,
+        ..EtcdOptions::default()
+    })
+    .await
+    .context("etcd backend")?;
+    let embedded: Arc<dyn Store> = EmbeddedStore::open(
+        &embedded_dir.path().join("skein.redb"),
+        EmbeddedOptions {
+            retain_history: None,
+            ..EmbeddedOptions::default()
+        },
+    )
+    .await
+    .context("embedded backend")?;
+    let targets = [
+        Target::Raw(Box::new(raw)),
+        Target::Store(backend.clone()),
+        Target::Store(embedded.clone()),
+    ];
+    let names = ["raw", "etcd", "embedded"];
+
+    // results[op][concurrency index][target index]
+    let mut create_cells: Vec<Vec<Cell>> = Vec::new();
+    let mut get_cells: Vec<Vec<Cell>> = Vec::new();
+    for &c in &args.concurrency {
+        let mut row_c = Vec::new();
+        let mut row_g = Vec::new();
+        for (target, name) in targets.iter().zip(names) {
+            let run = format!("{name}-c{c}");
+            eprintln!("  create  {name:>8}  c={c:<3}");
+            row_c.push(creates(target, &run, c, secs, &value).await);
+        }
+        for ((target, name), created) in targets.iter().zip(names).zip(&row_c) {
+            let run = format!("{name}-c{c}");
+            eprintln!("  get     {name:>8}  c={c:<3}");
+            row_g.push(gets(target, &run, &created.per_task, secs, &value).await);
+        }
+        create_cells.push(row_c);
+        get_cells.push(row_g);
+    }
+
+    // Watch fan-out: 0 watchers, then `watchers` watchers, per backend.
+    let mut fanouts: Vec<(&str, Cell, Result<Fanout, String>)> = Vec::new();
+    let mut fanout_backends = Vec::new();
+    if args.watchers > 0 {
+        fanout_backends.push(("embedded", embedded.clone()));
+    }
+    if args.watchers > 0 && !args.no_etcd_fanout {
+        fanout_backends.push(("etcd backend", backend.clone()));
+    }
+    for (label, store) in fanout_backends {
+        let tag = label.replace(' ', "-");
+        let c = args.fanout_concurrency;
+        eprintln!("  fan-out {label}: 0 watchers, c={c}");
+        let base = creates(
+            &Target::Store(store.clone()),
+            &format!("fanout-{tag}-w0"),
+            c,
+            secs,
+            &value,
+        )
+        .await;
+        eprintln!("  fan-out {label}: {} watchers, c={c}", args.watchers);
+        let run = format!("fanout-{tag}-w{}", args.watchers);
+        let loaded = fanout(&store, &run, args.watchers, c, secs, &value)
+            .await
+            .map_err(|e| format!("{e:#}"));
+        fanouts.push((label, base, loaded));
+    }
+
+    let others = CpuSnapshot::now().others_since(&run_cpu);
+    embedded.close().await;
+    backend.close().await;
+    let etcd_bin = skein_tests::etcd::etcd_binary();
+    drop(etcd);
+
+    // The report.
+    let mut out = String::new();
+    let w = &mut out;
+    let _ = writeln!(w, "# Skein storage benchmark\n");
+    let tmp = std::env::temp_dir();
+    let facts = [
+        ("date", command_line("date", &["-u", "+%Y-%m-%d %H:%M UTC"])),
+        ("nproc", command_line("nproc", &[])),
+        ("cpu", cpu_model()),
+        ("kernel", command_line("uname", &["-sr"])),
+        ("load average at start", loadavg),
+        (
+            "etcd",
+            format!(
+                "{} ({}), single member, default fsync",
+                command_line(&etcd_bin.to_string_lossy(), &["--version"]),
+                etcd_bin.display()
+            ),
+        ),
+        (
+            "data dirs",
+            format!(
+                "{} ({})",
+                tmp.display(),
+                command_line("stat", &["-f", "-c", "%T", &tmp.to_string_lossy()])
+            ),
+        ),
+        (
+            "disk",
+            format!(
+                "4 KiB append + fdatasync: p50 {:.2} ms, p99 {:.2} ms",
+                fsync.0, fsync.1
+            ),
+        ),
+        (
+            "settings",
+            format!(
+                "{} s per cell, {} B values, tokio multi-thread ({} workers)",
+                args.seconds,
+                args.value_bytes,
+                std::thread::available_parallelism().map_or(0, |n| n.get())
+            ),
+        ),
+    ];
+    let _ = writeln!(w, "| fact | value |\n| --- | --- |");
+    for (k, v) in facts {
+        let _ = writeln!(w, "| {k} | {v} |");
+    }
+
+    for (title, cells) in [
+        ("Creates (raw etcd: put; backends: create)", &create_cells),
+        ("Gets (keys created above)", &get_cells),
+    ] {
+        let _ = writeln!(w, "\n## {title}\n");
+        let _ = write!(w, "| concurrency |");
+        for t in TARGETS {
+            let _ = write!(w, " {t} ops/s | p50 / p99 ms |");
+        }
+        let _ = writeln!(w, "\n| ---: |{}", " ---: | ---: |".repeat(TARGETS.len()));
+        for (c, row) in args.concurrency.iter().zip(cells.iter()) {
+            let _ = write!(w, "| {c} |");
+            for cell in row {
+                let _ = write!(w, " {} | {} |", ops(cell), lat(cell));
+            }
+            let _ = writeln!(w);
+        }
+    }
+
+    let all_cells = || {
+        create_cells
+            .iter()
+            .chain(&get_cells)
+            .flatten()
+            .chain(fanouts.iter().map(|(_, base, _)| base))
+            .chain(
+                fanouts
+                    .iter()
+                    .filter_map(|(_, _, f)| f.as_ref().ok().map(|f| &f.cell)),
+            )
+    };
+    let worst = all_cells().map(|c| c.others).fold(0.0, f64::max);
+    let _ = writeln!(
+        w,
+        "\nOther processes used {:.0}% of the machine over the run (worst cell: {:.0}%); \
+         † marks cells where they used more than {:.0}%, which are suspect.",
+        others * 100.0,
+        worst * 100.0,
+        OTHERS_FLAG * 100.0
+    );
+
+    let _ = writeln!(
+        w,
+        "\n## Watch fan-out (creates at concurrency {}, watchers on the prefix)\n",
+        args.fanout_concurrency
+    );
+    let _ = writeln!(
+        w,
+        "| backend | watchers | creates/s | p50 / p99 ms | slowdown | events per watcher min / max (expected) | watchers caught up | watch errors |"
+    );
+    let _ = writeln!(
+        w,
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    );
+    for (label, base, loaded) in &fanouts {
+        let _ = writeln!(
+            w,
+            "| {label} | 0 | {} | {} | 1.00× | – | – | – |",
+            ops(base),
+            lat(base)
+        );
+        match loaded {
+            Ok(f) => {
+                let slowdown = base.rate() / f.cell.rate();
+                let caught = match f.catch_up {
+                    Some(d) => format!("{:.2} s after the writes", d.as_secs_f64()),
+                    None => format!("NOT within {} s", DRAIN_TIMEOUT.as_secs()),
+                };
+                let _ = writeln!(
+                    w,
+                    "| {label} | {} | {} | {} | {slowdown:.2}× | {} / {} ({}) | {caught} | {} |",
+                    f.watchers,
+                    ops(&f.cell),
+                    lat(&f.cell),
+                    f.min_events,
+                    f.max_events,
+                    f.expected,
+                    f.watch_errors
+                );
+            }
+            Err(e) => {
+                let _ = writeln!(w, "| {label} | {} | failed: {e} | | | | | |", args.watchers);
+            }
+        }
+    }
+    for (label, _, loaded) in &fanouts {
+        if let Ok(Fanout {
+            first_watch_error: Some(e),
+            ..
+        }) = loaded
+        {
+            let _ = writeln!(w, "\n{label}: first watch error: {e}");
+        }
+    }
+
+    let _ = writeln!(w, "\n## Ratios against the targets\n");
+    let _ = writeln!(
+        w,
+        "| ratio | op | concurrency | measured | target | result |"
+    );
+    let _ = writeln!(w, "| --- | --- | ---: | ---: | ---: | --- |");
+    for (op_name, cells) in [("create", &create_cells), ("get", &get_cells)] {
+        for (c, row) in args.concurrency.iter().zip(cells.iter()) {
+            ratio_row(
+                w,
+                "etcd backend / raw etcd",
+                op_name,
+                *c,
+                (&row[1], &row[0]),
+                BACKEND_VS_RAW_TARGET,
+            );
+        }
+    }
+    for (op_name, cells) in [("create", &create_cells), ("get", &get_cells)] {
+        for (c, row) in args.concurrency.iter().zip(cells.iter()) {
+            if *c == EMBEDDED_TARGET_CONCURRENCY {
+                ratio_row(
+                    w,
+                    "embedded / raw etcd",
+                    op_name,
+                    *c,
+                    (&row[2], &row[0]),
+                    EMBEDDED_VS_RAW_TARGET,
+                );
+            }
+        }
+    }
+
+    let failed: Vec<String> = create_cells
+        .iter()
+        .chain(&get_cells)
+        .flatten()
+        .chain(fanouts.iter().map(|(_, base, _)| base))
+        .chain(
+            fanouts
+                .iter()
+                .filter_map(|(_, _, f)| f.as_ref().ok().map(|f| &f.cell)),
+        )
+        .filter(|cell| cell.errors > 0)
+        .map(|cell| {
+            format!(
+                "{} errors, first: {}",
+                cell.errors,
+                cell.first_error.as_deref().unwrap_or("?")
+            )
+        })
+        .collect();
+    if !failed.is_empty() {
+        let _ = writeln!(w, "\n## Errors\n");
+        for f in failed {
+            let _ = writeln!(w, "- {f}");
+        }
+    }
+    let _ = writeln!(
+        w,
+        "\nTotal run time: {:.0} s (including etcd start and watcher set-up).",
+        started.elapsed().as_secs_f64()
+    );
+    print!("{out}");
+    Ok(())
+}
+
+/// One row of the targets table: `cells.0 / cells.1` against `target`.
+/// The verdict carries † when either cell was disturbed.
+fn ratio_row(w: &mut String, what: &str, op: &str, c: usize, cells: (&Cell, &Cell), target: f64) {
+    let measured = cells.0.rate() / cells.1.rate();
+    let verdict = if measured >= target { "PASS" } else { "MISS" };
+    let mark = if cells.0.others > OTHERS_FLAG || cells.1.others > OTHERS_FLAG {
+        " †"
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        w,
+        "| {what} | {op} | {c} | {measured:.2}× | ≥ {target:.1}× | {verdict}{mark} |"
+    );
+}
+
+/// Ops/s of a cell, with its error count if any.
+fn ops(cell: &Cell) -> String {
+    let mut s = format!("{:.0}", cell.rate());
+    if cell.errors > 0 {
+        let _ = write!(s, " ({} errors)", cell.errors);
+    }
+    if cell.others > OTHERS_FLAG {
+        s.push_str(" †");
+    }
+    s
+}
+
+/// `p50 / p99` in milliseconds.
+fn lat(cell: &Cell) -> String {
+    format!(
+        "{:.3} / {:.3}",
+        cell.quantile_ms(0.5),
+        cell.quantile_ms(0.99)
+    )
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
