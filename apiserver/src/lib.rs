@@ -11,10 +11,12 @@
 
 pub mod codec;
 pub mod config;
+pub mod controllers;
 pub mod error;
 pub mod http;
 pub mod kubeconfig;
 pub mod pki;
+pub mod registry;
 pub mod selector;
 pub mod server;
 pub mod store;

@@ -66,6 +66,11 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     }
 
     let state = AppState::new(store.clone());
+    if let Err(e) = crate::controllers::bootstrap::ensure(&state.registry).await {
+        store.close().await;
+        return Err(anyhow::anyhow!("creating the system namespaces failed: {e}"));
+    }
+    crate::controllers::spawn_all(&state.registry);
     let app = http::app(state.clone());
     tracing::info!(
         address = %local,

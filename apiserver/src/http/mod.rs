@@ -3,17 +3,26 @@
 //! **Architecture Invariant:** no business logic here, and every error body
 //! is a `metav1.Status` built by [`status::ApiError`].
 
+pub mod api;
 pub mod authn;
+pub mod body;
+pub mod discovery;
 pub mod health;
+pub mod path;
+pub mod query;
 pub mod routes;
+pub mod scale;
 pub mod status;
 pub mod tls;
 pub mod version;
+pub mod watch;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use skein_storage::Store;
+
+use crate::registry::Registry;
 
 pub use routes::app;
 
@@ -22,22 +31,38 @@ pub use routes::app;
 pub struct AppState {
     /// The object store.
     pub store: Arc<dyn Store>,
+    /// The generic registry over `store`.
+    pub registry: Registry,
     /// Set once shutdown begins; `/readyz` then fails its `shutdown` check.
     shutting_down: Arc<AtomicBool>,
+    /// Flips to `true` when shutdown begins; watches end on it.
+    shutdown: tokio::sync::watch::Sender<bool>,
 }
 
 impl AppState {
     /// State over `store`, not shutting down.
     pub fn new(store: Arc<dyn Store>) -> Self {
         AppState {
+            registry: Registry::new(store.clone()),
             store,
             shutting_down: Arc::new(AtomicBool::new(false)),
+            shutdown: tokio::sync::watch::Sender::new(false),
         }
     }
 
-    /// Marks the server as shutting down (see [`AppState::is_shutting_down`]).
+    /// Marks the server as shutting down (see [`AppState::is_shutting_down`])
+    /// and ends open watches.
     pub fn begin_shutdown(&self) {
         self.shutting_down.store(true, Ordering::SeqCst);
+        self.shutdown.send_replace(true);
+    }
+
+    /// Completes when shutdown begins.
+    pub fn shutdown_signal(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut rx = self.shutdown.subscribe();
+        async move {
+            let _ = rx.wait_for(|down| *down).await;
+        }
     }
 
     /// Whether shutdown has begun.

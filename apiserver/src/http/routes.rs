@@ -3,10 +3,10 @@
 use axum::Router;
 use axum::middleware;
 use axum::response::IntoResponse;
-use axum::routing::get;
+use axum::routing::{any, get};
 
 use super::status::ApiError;
-use super::{AppState, authn, health, version};
+use super::{AppState, api, authn, health, version};
 
 /// The whole HTTP application, without TLS. Tests drive it with
 /// `tower::ServiceExt::oneshot`, inserting an
@@ -21,6 +21,10 @@ pub fn app(state: AppState) -> Router {
         .route("/livez/{check}", get(health::livez_check))
         .route("/readyz", get(health::readyz))
         .route("/readyz/{check}", get(health::readyz_check))
+        .route("/api", any(api::handle))
+        .route("/api/{*rest}", any(api::handle))
+        .route("/apis", any(api::handle))
+        .route("/apis/{*rest}", any(api::handle))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         // Last, so that it wraps the fallbacks too: an unauthenticated

@@ -1,0 +1,313 @@
+//! The ownerReference garbage collector.
+//!
+//! It keeps an index of every object's owners (built from one list of
+//! everything, then kept up to date from a watch of everything) and acts on
+//! three situations, as upstream's garbage collector:
+//! - an owner is gone: dependents all of whose owners are gone are deleted
+//!   (Background); dangling references to it are removed from dependents
+//!   that still have other owners;
+//! - an owner is being deleted with the `foregroundDeletion` finalizer: its
+//!   dependents are deleted (Foreground), and once none is left the
+//!   finalizer is removed;
+//! - an owner is being deleted with the `orphan` finalizer: the reference is
+//!   removed from each dependent, then the finalizer.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+use crate::http::status::ApiError;
+use crate::registry::{
+    DeleteOptions, FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Propagation, Registry, ResourceInfo,
+    Target, WriteOptions, object,
+};
+
+/// What the collector knows about one object.
+#[derive(Clone, Debug)]
+struct Node {
+    res: &'static ResourceInfo,
+    namespace: String,
+    name: String,
+    owners: Vec<String>,
+    deleting: bool,
+    finalizers: Vec<String>,
+}
+
+impl Node {
+    fn of(res: &'static ResourceInfo, obj: &Value) -> Node {
+        Node {
+            res,
+            namespace: object::namespace(obj).to_string(),
+            name: object::name(obj).to_string(),
+            owners: object::owner_uids(obj),
+            deleting: object::is_deleting(obj),
+            finalizers: object::finalizers(obj),
+        }
+    }
+}
+
+/// The owner index.
+#[derive(Default)]
+struct Graph {
+    nodes: HashMap<String, Node>,
+    dependents: HashMap<String, HashSet<String>>,
+}
+
+impl Graph {
+    fn upsert(&mut self, uid: &str, node: Node) {
+        self.remove(uid);
+        for owner in &node.owners {
+            self.dependents
+                .entry(owner.clone())
+                .or_default()
+                .insert(uid.to_string());
+        }
+        self.nodes.insert(uid.to_string(), node);
+    }
+
+    fn remove(&mut self, uid: &str) -> Option<Node> {
+        let node = self.nodes.remove(uid)?;
+        for owner in &node.owners {
+            if let Some(set) = self.dependents.get_mut(owner) {
+                set.remove(uid);
+                if set.is_empty() {
+                    self.dependents.remove(owner);
+                }
+            }
+        }
+        Some(node)
+    }
+
+    fn dependents_of(&self, uid: &str) -> Vec<(String, Node)> {
+        self.dependents
+            .get(uid)
+            .map(|set| {
+                set.iter()
+                    .filter_map(|d| self.nodes.get(d).map(|n| (d.clone(), n.clone())))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+fn system() -> WriteOptions {
+    WriteOptions {
+        dry_run: false,
+        field_manager: "skein-garbage-collector".into(),
+    }
+}
+
+/// Runs forever, relisting after any watch failure.
+pub async fn run(registry: Registry) {
+    loop {
+        if let Err(e) = run_once(&registry).await {
+            tracing::warn!(error = %e, "garbage collector restarting");
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+async fn run_once(registry: &Registry) -> Result<(), ApiError> {
+    let (objects, revision) = registry.list_all().await?;
+    let mut graph = Graph::default();
+    for (res, obj) in &objects {
+        graph.upsert(object::uid(obj), Node::of(res, obj));
+    }
+    // Work left over from before a restart.
+    let deleting: Vec<(String, Node)> = graph
+        .nodes
+        .iter()
+        .filter(|(_, n)| n.deleting)
+        .map(|(u, n)| (u.clone(), n.clone()))
+        .collect();
+    for (uid, node) in deleting {
+        handle_deleting_owner(registry, &graph, &uid, &node).await;
+    }
+    let mut changes = registry.watch_all(revision).await?;
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        tokio::select! {
+            change = changes.next() => {
+                let Some(change) = change else { return Ok(()) };
+                let change = change?;
+                match (&change.object, &change.previous) {
+                    (Some(obj), _) => {
+                        let uid = object::uid(obj).to_string();
+                        let node = Node::of(change.res, obj);
+                        graph.upsert(&uid, node.clone());
+                        if node.deleting {
+                            handle_deleting_owner(registry, &graph, &uid, &node).await;
+                        }
+                        // A new object whose owners are all gone is garbage.
+                        if !node.owners.is_empty() && node.owners.iter().all(|o| !graph.nodes.contains_key(o)) {
+                            collect_dependent(registry, &graph, &uid, &node, None).await;
+                        }
+                    }
+                    (None, Some(prev)) => {
+                        let uid = object::uid(prev).to_string();
+                        let gone = graph.remove(&uid);
+                        for (duid, dnode) in graph.dependents_of(&uid) {
+                            collect_dependent(registry, &graph, &duid, &dnode, Some(&uid)).await;
+                        }
+                        // An owner waiting in foreground may now be free.
+                        if let Some(gone) = gone {
+                            for owner in gone.owners {
+                                if let Some(onode) = graph.nodes.get(&owner).cloned()
+                                    && onode.deleting
+                                {
+                                    handle_deleting_owner(registry, &graph, &owner, &onode).await;
+                                }
+                            }
+                        }
+                    }
+                    (None, None) => {}
+                }
+            }
+            _ = tick.tick() => {
+                let deleting: Vec<(String, Node)> = graph
+                    .nodes
+                    .iter()
+                    .filter(|(_, n)| n.deleting && (n.finalizers.iter().any(|f| f == FOREGROUND_FINALIZER || f == ORPHAN_FINALIZER)))
+                    .map(|(u, n)| (u.clone(), n.clone()))
+                    .collect();
+                for (uid, node) in deleting {
+                    handle_deleting_owner(registry, &graph, &uid, &node).await;
+                }
+            }
+        }
+    }
+}
+
+/// A dependent one of whose owners (`gone`, or all) disappeared.
+async fn collect_dependent(
+    registry: &Registry,
+    graph: &Graph,
+    uid: &str,
+    node: &Node,
+    gone: Option<&str>,
+) {
+    let alive: Vec<&String> = node
+        .owners
+        .iter()
+        .filter(|o| graph.nodes.contains_key(*o))
+        .collect();
+    let result = if alive.is_empty() {
+        let opts = DeleteOptions {
+            propagation: Some(Propagation::Background),
+            ..DeleteOptions::default()
+        };
+        registry
+            .delete(node.res, &node.namespace, &node.name, &opts)
+            .await
+            .map(|_| ())
+    } else if let Some(gone) = gone {
+        remove_owner_ref(registry, node, gone).await
+    } else {
+        Ok(())
+    };
+    match result {
+        Ok(()) => tracing::debug!(uid, name = %node.name, "garbage collected"),
+        Err(e) if e.reason() == "NotFound" => {}
+        Err(e) => tracing::warn!(name = %node.name, error = %e, "garbage collection failed"),
+    }
+}
+
+async fn remove_owner_ref(registry: &Registry, node: &Node, owner: &str) -> Result<(), ApiError> {
+    registry
+        .update_with(
+            node.res,
+            &node.namespace,
+            &node.name,
+            Target::Main,
+            &system(),
+            |current| {
+                let mut next = current.clone();
+                let kept: Vec<Value> = object::owner_refs(current)
+                    .into_iter()
+                    .filter(|r| r.get("uid").and_then(Value::as_str) != Some(owner))
+                    .collect();
+                object::set_meta(
+                    &mut next,
+                    "ownerReferences",
+                    (!kept.is_empty()).then(|| json!(kept)),
+                );
+                Ok(next)
+            },
+        )
+        .await
+        .map(|_| ())
+}
+
+async fn remove_finalizer(
+    registry: &Registry,
+    node: &Node,
+    finalizer: &str,
+) -> Result<(), ApiError> {
+    registry
+        .update_with(
+            node.res,
+            &node.namespace,
+            &node.name,
+            Target::Main,
+            &system(),
+            |current| {
+                let mut next = current.clone();
+                let kept: Vec<String> = object::finalizers(current)
+                    .into_iter()
+                    .filter(|f| f != finalizer)
+                    .collect();
+                object::set_finalizers(&mut next, &kept);
+                Ok(next)
+            },
+        )
+        .await
+        .map(|_| ())
+}
+
+/// An owner being deleted with a GC finalizer.
+async fn handle_deleting_owner(registry: &Registry, graph: &Graph, uid: &str, node: &Node) {
+    let dependents = graph.dependents_of(uid);
+    let result = if node.finalizers.iter().any(|f| f == ORPHAN_FINALIZER) {
+        let mut r = Ok(());
+        for (_, d) in &dependents {
+            if let Err(e) = remove_owner_ref(registry, d, uid).await
+                && e.reason() != "NotFound"
+            {
+                r = Err(e);
+            }
+        }
+        match r {
+            Ok(()) => remove_finalizer(registry, node, ORPHAN_FINALIZER).await,
+            Err(e) => Err(e),
+        }
+    } else if node.finalizers.iter().any(|f| f == FOREGROUND_FINALIZER) {
+        if dependents.is_empty() {
+            remove_finalizer(registry, node, FOREGROUND_FINALIZER).await
+        } else {
+            let opts = DeleteOptions {
+                propagation: Some(Propagation::Foreground),
+                ..DeleteOptions::default()
+            };
+            let mut r = Ok(());
+            for (_, d) in dependents.iter().filter(|(_, d)| !d.deleting) {
+                if let Err(e) = registry.delete(d.res, &d.namespace, &d.name, &opts).await
+                    && e.reason() != "NotFound"
+                {
+                    r = Err(e);
+                }
+            }
+            r
+        }
+    } else {
+        Ok(())
+    };
+    match result {
+        Ok(()) => {}
+        Err(e) if e.reason() == "NotFound" => {}
+        Err(e) => {
+            tracing::warn!(name = %node.name, error = %e, "garbage collector: owner handling failed")
+        }
+    }
+}

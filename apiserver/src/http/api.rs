@@ -1,0 +1,501 @@
+//! The API handler: parses the path, finds the resource, and runs the verb
+//! against the registry. No business logic lives here beyond request and
+//! response shapes.
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use super::authn::UserInfo;
+use super::body::{self, MAX_BODY};
+use super::path::{self, ApiPath, ResourcePath};
+use super::query::Query;
+use super::status::ApiError;
+use super::{AppState, discovery};
+use crate::registry::list::ListQuery;
+use crate::registry::{
+    DeleteOptions, Deleted, Filter, Propagation, ResourceInfo, Target, WriteOptions, object,
+    resource,
+};
+
+/// Entry point for every path under `/api` and `/apis`.
+pub async fn handle(State(state): State<AppState>, req: Request) -> Response {
+    match dispatch(state, req).await {
+        Ok(r) => r,
+        Err(e) => e.into_response(),
+    }
+}
+
+/// The request, pulled apart once.
+struct Call {
+    method: Method,
+    headers: HeaderMap,
+    query: Query,
+    user: Option<UserInfo>,
+    body: axum::body::Bytes,
+}
+
+async fn dispatch(state: AppState, req: Request) -> Result<Response, ApiError> {
+    let (parts, body) = req.into_parts();
+    let Some(api_path) = path::parse(parts.uri.path()) else {
+        return Err(ApiError::path_not_found());
+    };
+    let body = axum::body::to_bytes(body, MAX_BODY + 1)
+        .await
+        .map_err(|_| ApiError::too_large("the request body is too large (limit 3145728 bytes)"))?;
+    if body.len() > MAX_BODY {
+        return Err(ApiError::too_large(
+            "the request body is too large (limit 3145728 bytes)",
+        ));
+    }
+    let host = parts
+        .headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let call = Call {
+        method: parts.method,
+        query: Query::parse(parts.uri.query()),
+        user: parts.extensions.get::<UserInfo>().cloned(),
+        headers: parts.headers,
+        body,
+    };
+    let discovery_get = call.method == Method::GET;
+    match api_path {
+        ApiPath::LegacyRoot if discovery_get => Ok(discovery::legacy_root(&call.headers, &host)),
+        ApiPath::GroupsRoot if discovery_get => Ok(discovery::groups_root(&call.headers)),
+        ApiPath::Group(g) if discovery_get => Ok(discovery::group(&g)),
+        ApiPath::GroupVersion(g, v) if discovery_get => Ok(discovery::group_version(&g, &v)),
+        ApiPath::Resource(p) => resource_call(state, call, p).await,
+        _ => Err(ApiError::method_not_allowed()),
+    }
+}
+
+async fn resource_call(state: AppState, call: Call, p: ResourcePath) -> Result<Response, ApiError> {
+    if p.group == "authentication.k8s.io" && p.version == "v1" && p.resource == "selfsubjectreviews"
+    {
+        return self_subject_review(&call);
+    }
+    let Some(res) = resource::find(&p.group, &p.version, &p.resource) else {
+        return Err(ApiError::path_not_found());
+    };
+    if res.namespaced == false && p.namespace.is_some() {
+        return Err(ApiError::path_not_found());
+    }
+    let ns = p.namespace.as_deref();
+    match (&call.method, p.name.as_deref(), p.subresource.as_deref()) {
+        (&Method::GET, None, None) => {
+            if call.query.bool("watch")?.unwrap_or(false) {
+                super::watch::serve(&state, res, ns, &call.query, &call.headers).await
+            } else {
+                list(&state, res, ns, &call).await
+            }
+        }
+        (&Method::POST, None, None) => {
+            let ns = namespace_for_write(res, ns)?;
+            create(&state, res, &ns, &call).await
+        }
+        (&Method::DELETE, None, None) => delete_collection(&state, res, ns, &call).await,
+        (&Method::GET, Some(name), None) => {
+            let obj = state.registry.get(res, ns.unwrap_or(""), name).await?;
+            Ok(object_response(StatusCode::OK, &obj, &[]))
+        }
+        (&Method::GET, Some(name), Some("status")) if res.status => {
+            let obj = state.registry.get(res, ns.unwrap_or(""), name).await?;
+            Ok(object_response(StatusCode::OK, &obj, &[]))
+        }
+        (&Method::PUT, Some(name), sub @ (None | Some("status"))) => {
+            if sub.is_some() && !res.status {
+                return Err(ApiError::path_not_found());
+            }
+            let ns = namespace_for_write(res, ns)?;
+            update(&state, res, &ns, name, sub_target(sub), &call).await
+        }
+        (&Method::PATCH, Some(name), sub @ (None | Some("status"))) => {
+            if sub.is_some() && !res.status {
+                return Err(ApiError::path_not_found());
+            }
+            let ns = namespace_for_write(res, ns)?;
+            patch(&state, res, &ns, name, sub_target(sub), &call).await
+        }
+        (&Method::DELETE, Some(name), None) => {
+            let ns = namespace_for_write(res, ns)?;
+            delete(&state, res, &ns, name, &call).await
+        }
+        (m, Some(name), Some("scale")) if res.scale.is_some() => {
+            let ns = namespace_for_write(res, ns)?;
+            super::scale::handle(
+                &state,
+                res,
+                &ns,
+                name,
+                m,
+                &call.query,
+                &call.headers,
+                &call.body,
+            )
+            .await
+        }
+        (_, _, Some(_)) => Err(ApiError::path_not_found()),
+        _ => Err(ApiError::method_not_allowed()),
+    }
+}
+
+fn sub_target(sub: Option<&str>) -> Target {
+    if sub == Some("status") {
+        Target::Status
+    } else {
+        Target::Main
+    }
+}
+
+/// The namespace a write goes to: required for namespaced kinds.
+fn namespace_for_write(res: &ResourceInfo, ns: Option<&str>) -> Result<String, ApiError> {
+    match (res.namespaced, ns) {
+        (true, Some(ns)) => Ok(ns.to_string()),
+        (true, None) => Err(ApiError::path_not_found()),
+        (false, _) => Ok(String::new()),
+    }
+}
+
+/// A JSON response for one object, with `Warning` headers.
+pub fn object_response(code: StatusCode, obj: &Value, warnings: &[String]) -> Response {
+    let bytes = serde_json::to_vec(obj).unwrap_or_default();
+    let mut response = (code, bytes).into_response();
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, private"),
+    );
+    for w in warnings {
+        let text = format!("299 - {}", serde_json::to_string(w).unwrap_or_default());
+        if let Ok(v) = HeaderValue::from_str(&text) {
+            h.append("warning", v);
+        }
+    }
+    response
+}
+
+/// The field manager of a write: `fieldManager`, else the user agent's
+/// product token (upstream `prefixFromUserAgent`).
+fn field_manager(call: &Call) -> Result<String, ApiError> {
+    if let Some(m) = call.query.get("fieldManager").filter(|m| !m.is_empty()) {
+        if m.len() > 128 {
+            return Err(ApiError::invalid(
+                "meta.k8s.io",
+                "CreateOptions",
+                "",
+                vec![super::status::Cause::too_long(
+                    "fieldManager",
+                    "may not be more than 128 characters",
+                )],
+            ));
+        }
+        return Ok(m.to_string());
+    }
+    let agent = call
+        .headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("unknown");
+    Ok(agent
+        .split('/')
+        .next()
+        .unwrap_or("unknown")
+        .chars()
+        .take(128)
+        .collect())
+}
+
+fn write_options(call: &Call) -> Result<WriteOptions, ApiError> {
+    Ok(WriteOptions {
+        dry_run: call.query.dry_run()?,
+        field_manager: field_manager(call)?,
+    })
+}
+
+async fn list(
+    state: &AppState,
+    res: &'static ResourceInfo,
+    ns: Option<&str>,
+    call: &Call,
+) -> Result<Response, ApiError> {
+    let q = &call.query;
+    let filter = Filter::parse(res, q.get("labelSelector"), q.get("fieldSelector"))?;
+    let limit = q.int("limit")?.unwrap_or(0).max(0) as usize;
+    let query = ListQuery {
+        filter,
+        limit,
+        continue_token: q.get("continue").map(str::to_string),
+        resource_version: q.get("resourceVersion").map(str::to_string),
+        resource_version_match: q.get("resourceVersionMatch").map(str::to_string),
+    };
+    let page = state.registry.list(res, ns, &query).await?;
+    let mut metadata = json!({"resourceVersion": page.revision.to_string()});
+    if let Some(c) = &page.continue_token {
+        metadata["continue"] = json!(c);
+    }
+    let body = json!({"kind": res.list_kind, "apiVersion": res.api_version, "metadata": metadata, "items": page.items});
+    Ok(object_response(StatusCode::OK, &body, &[]))
+}
+
+async fn create(
+    state: &AppState,
+    res: &'static ResourceInfo,
+    ns: &str,
+    call: &Call,
+) -> Result<Response, ApiError> {
+    let decoded = body::decode(&body::content_type(&call.headers), &call.body)?;
+    let (obj, warnings) = body::admit_object(res, decoded, call.query.field_validation()?)?;
+    let opts = write_options(call)?;
+    let created = state.registry.create(res, ns, obj, &opts).await?;
+    Ok(object_response(StatusCode::CREATED, &created, &warnings))
+}
+
+async fn update(
+    state: &AppState,
+    res: &'static ResourceInfo,
+    ns: &str,
+    name: &str,
+    target: Target,
+    call: &Call,
+) -> Result<Response, ApiError> {
+    let decoded = body::decode(&body::content_type(&call.headers), &call.body)?;
+    let (obj, warnings) = body::admit_object(res, decoded, call.query.field_validation()?)?;
+    let opts = write_options(call)?;
+    let updated = state
+        .registry
+        .update(res, ns, name, obj, target, &opts)
+        .await?;
+    Ok(object_response(StatusCode::OK, &updated, &warnings))
+}
+
+/// Patch types served (strategic merge and apply come with the OpenAPI
+/// schemas that drive them).
+pub const PATCH_TYPES: &[&str] = &[
+    "application/json-patch+json",
+    "application/merge-patch+json",
+];
+
+/// Applies a JSON or merge patch document to `current`.
+pub fn apply_patch(
+    content_type: &str,
+    patch_body: &[u8],
+    current: &Value,
+) -> Result<Value, ApiError> {
+    match content_type {
+        "application/merge-patch+json" => {
+            let doc: Value = serde_json::from_slice(patch_body)
+                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+            let mut out = current.clone();
+            json_patch::merge(&mut out, &doc);
+            Ok(out)
+        }
+        "application/json-patch+json" => {
+            let doc: json_patch::Patch = serde_json::from_slice(patch_body)
+                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+            if doc.0.len() > 10000 {
+                return Err(ApiError::too_large(
+                    "The allowed maximum operations in a JSON patch is 10000, got more",
+                ));
+            }
+            let mut out = current.clone();
+            json_patch::patch(&mut out, &doc).map_err(|e| {
+                ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "Invalid",
+                    format!("the server rejected our request due to an error in our request: {e}"),
+                )
+            })?;
+            Ok(out)
+        }
+        _ => Err(ApiError::unsupported_media_type(PATCH_TYPES)),
+    }
+}
+
+async fn patch(
+    state: &AppState,
+    res: &'static ResourceInfo,
+    ns: &str,
+    name: &str,
+    target: Target,
+    call: &Call,
+) -> Result<Response, ApiError> {
+    let content_type = body::content_type(&call.headers);
+    if !PATCH_TYPES.contains(&content_type.as_str()) {
+        return Err(ApiError::unsupported_media_type(PATCH_TYPES));
+    }
+    let validation = call.query.field_validation()?;
+    let opts = write_options(call)?;
+    let mut warnings = Vec::new();
+    let patched = state
+        .registry
+        .update_with(res, ns, name, target, &opts, |current| {
+            let patched = apply_patch(&content_type, &call.body, current)?;
+            let decoded = body::Decoded {
+                raw: patched,
+                duplicates: Vec::new(),
+            };
+            let (obj, w) = body::admit_object(res, decoded, validation)?;
+            warnings = w;
+            Ok(obj)
+        })
+        .await?;
+    Ok(object_response(StatusCode::OK, &patched, &warnings))
+}
+
+/// DeleteOptions from the body (JSON or protobuf) and the query.
+fn delete_options(call: &Call) -> Result<DeleteOptions, ApiError> {
+    let mut opts = DeleteOptions {
+        dry_run: call.query.dry_run()?,
+        ..DeleteOptions::default()
+    };
+    let mut policy = call.query.get("propagationPolicy").map(str::to_string);
+    if !call.body.is_empty() {
+        let decoded = body::decode(&body::content_type(&call.headers), &call.body)?;
+        let b = decoded.raw;
+        if let Some(p) = b.get("propagationPolicy").and_then(Value::as_str) {
+            policy = Some(p.to_string());
+        }
+        if let Some(orphan) = b.get("orphanDependents").and_then(Value::as_bool) {
+            policy.get_or_insert_with(|| {
+                if orphan {
+                    "Orphan".into()
+                } else {
+                    "Background".into()
+                }
+            });
+        }
+        if b.get("dryRun")
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.iter().any(|v| v == "All"))
+        {
+            opts.dry_run = true;
+        }
+        if let Some(pre) = b.get("preconditions") {
+            opts.precondition_uid = pre.get("uid").and_then(Value::as_str).map(str::to_string);
+            opts.precondition_rv = pre
+                .get("resourceVersion")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+        }
+    }
+    if let Some(orphan) = call.query.bool("orphanDependents")? {
+        policy.get_or_insert_with(|| {
+            if orphan {
+                "Orphan".into()
+            } else {
+                "Background".into()
+            }
+        });
+    }
+    opts.propagation = match policy.as_deref() {
+        None | Some("") => None,
+        Some("Background") => Some(Propagation::Background),
+        Some("Foreground") => Some(Propagation::Foreground),
+        Some("Orphan") => Some(Propagation::Orphan),
+        Some(other) => {
+            return Err(ApiError::invalid(
+                "meta.k8s.io",
+                "DeleteOptions",
+                "",
+                vec![super::status::Cause {
+                    reason: "FieldValueNotSupported",
+                    field: "propagationPolicy".into(),
+                    value: Some(format!("{other:?}")),
+                    detail: "supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\""
+                        .into(),
+                }],
+            ));
+        }
+    };
+    Ok(opts)
+}
+
+async fn delete(
+    state: &AppState,
+    res: &'static ResourceInfo,
+    ns: &str,
+    name: &str,
+    call: &Call,
+) -> Result<Response, ApiError> {
+    let opts = delete_options(call)?;
+    match state.registry.delete(res, ns, name, &opts).await? {
+        Deleted::Gone(obj) if res.group.is_empty() && res.plural == "pods" => {
+            Ok(object_response(StatusCode::OK, &obj, &[]))
+        }
+        Deleted::Gone(obj) => {
+            let mut details = json!({"name": name, "kind": res.plural, "uid": object::uid(&obj)});
+            if !res.group.is_empty() {
+                details["group"] = json!(res.group);
+            }
+            let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details});
+            Ok(object_response(StatusCode::OK, &status, &[]))
+        }
+        Deleted::Pending(obj) => Ok(object_response(StatusCode::OK, &obj, &[])),
+    }
+}
+
+async fn delete_collection(
+    state: &AppState,
+    res: &'static ResourceInfo,
+    ns: Option<&str>,
+    call: &Call,
+) -> Result<Response, ApiError> {
+    let opts = delete_options(call)?;
+    let filter = Filter::parse(
+        res,
+        call.query.get("labelSelector"),
+        call.query.get("fieldSelector"),
+    )?;
+    let page = state
+        .registry
+        .list(
+            res,
+            ns,
+            &ListQuery {
+                filter,
+                ..ListQuery::default()
+            },
+        )
+        .await?;
+    let mut deleted = Vec::new();
+    for obj in page.items {
+        let name = object::name(&obj).to_string();
+        let ons = object::namespace(&obj).to_string();
+        match state.registry.delete(res, &ons, &name, &opts).await {
+            Ok(Deleted::Gone(o)) | Ok(Deleted::Pending(o)) => deleted.push(o),
+            Err(e) if e.reason() == "NotFound" => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let body = json!({"kind": res.list_kind, "apiVersion": res.api_version, "metadata": {}, "items": deleted});
+    Ok(object_response(StatusCode::OK, &body, &[]))
+}
+
+/// `POST selfsubjectreviews` (`kubectl auth whoami`).
+fn self_subject_review(call: &Call) -> Result<Response, ApiError> {
+    if call.method != Method::POST {
+        return Err(ApiError::method_not_allowed());
+    }
+    let user = call.user.clone().ok_or_else(ApiError::unauthorized)?;
+    let body = json!({
+        "kind": "SelfSubjectReview",
+        "apiVersion": "authentication.k8s.io/v1",
+        "metadata": {"creationTimestamp": null},
+        "status": {"userInfo": {"username": user.name, "groups": user.groups}}
+    });
+    Ok(object_response(StatusCode::CREATED, &body, &[]))
+}
+
+/// A `Body` from JSON bytes (for streaming helpers).
+pub fn json_body(v: &Value) -> Body {
+    Body::from(serde_json::to_vec(v).unwrap_or_default())
+}

@@ -1,0 +1,282 @@
+//! Discovery: legacy (`/api`, `/apis`, `/api/v1`, `/apis/{g}/{v}`) and
+//! aggregated v2 (`Accept: …;as=APIGroupDiscoveryList`), from the resource
+//! table, so discovery always matches what is served.
+
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use super::status::ApiError;
+use crate::registry::resource::{self, GROUP_ORDER, ResourceInfo};
+
+/// A group/version and its resources, in discovery order.
+struct GroupVersion {
+    group: &'static str,
+    version: &'static str,
+    resources: Vec<&'static ResourceInfo>,
+}
+
+/// Every served group/version (one version per group today).
+fn group_versions() -> Vec<GroupVersion> {
+    let mut out: Vec<GroupVersion> = Vec::new();
+    for r in resource::all() {
+        match out
+            .iter_mut()
+            .find(|gv| gv.group == r.group && gv.version == r.version)
+        {
+            Some(gv) => gv.resources.push(r),
+            None => out.push(GroupVersion {
+                group: r.group,
+                version: r.version,
+                resources: vec![r],
+            }),
+        }
+    }
+    // authentication.k8s.io has only virtual resources (selfsubjectreviews).
+    out.push(GroupVersion {
+        group: "authentication.k8s.io",
+        version: "v1",
+        resources: vec![],
+    });
+    let order = |g: &str| {
+        GROUP_ORDER
+            .iter()
+            .position(|x| *x == g)
+            .unwrap_or(GROUP_ORDER.len())
+    };
+    out.sort_by_key(|gv| order(gv.group));
+    out
+}
+
+fn api_version(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    }
+}
+
+/// Virtual resources served by handlers rather than storage.
+fn virtual_resources(group: &str) -> Vec<Value> {
+    match group {
+        "authentication.k8s.io" => vec![json!({
+            "name": "selfsubjectreviews", "singularName": "selfsubjectreview", "namespaced": false,
+            "kind": "SelfSubjectReview", "verbs": ["create"]
+        })],
+        _ => vec![],
+    }
+}
+
+fn legacy_resources(r: &ResourceInfo) -> Vec<Value> {
+    let mut out = vec![json!({
+        "name": r.plural,
+        "singularName": r.singular,
+        "namespaced": r.namespaced,
+        "kind": r.kind,
+        "verbs": r.verbs(),
+        "shortNames": r.short_names,
+        "categories": r.categories,
+        "storageVersionHash": r.storage_version_hash(),
+    })];
+    if let Some(o) = out[0].as_object_mut() {
+        if r.short_names.is_empty() {
+            o.remove("shortNames");
+        }
+        if r.categories.is_empty() {
+            o.remove("categories");
+        }
+    }
+    if r.scale.is_some() {
+        out.push(json!({"name": format!("{}/scale", r.plural), "singularName": "", "namespaced": r.namespaced,
+            "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]}));
+    }
+    if r.status {
+        out.push(json!({"name": format!("{}/status", r.plural), "singularName": "", "namespaced": r.namespaced,
+            "kind": r.kind, "verbs": ["get", "patch", "update"]}));
+    }
+    out
+}
+
+fn aggregated_resource(r: &ResourceInfo) -> Value {
+    let mut subresources = Vec::new();
+    if r.scale.is_some() {
+        subresources.push(json!({"subresource": "scale",
+            "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
+            "verbs": ["get", "patch", "update"]}));
+    }
+    if r.status {
+        subresources.push(json!({"subresource": "status",
+            "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
+            "verbs": ["get", "patch", "update"]}));
+    }
+    let mut v = json!({
+        "resource": r.plural,
+        "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
+        "scope": if r.namespaced { "Namespaced" } else { "Cluster" },
+        "singularResource": r.singular,
+        "verbs": r.verbs(),
+        "shortNames": r.short_names,
+        "categories": r.categories,
+        "subresources": subresources,
+    });
+    if let Some(o) = v.as_object_mut() {
+        for k in ["shortNames", "categories", "subresources"] {
+            if o.get(k)
+                .and_then(Value::as_array)
+                .is_some_and(Vec::is_empty)
+            {
+                o.remove(k);
+            }
+        }
+    }
+    v
+}
+
+fn aggregated_virtual(group: &str) -> Vec<Value> {
+    virtual_resources(group)
+        .into_iter()
+        .map(|r| {
+            json!({"resource": r["name"], "responseKind": {"group": group, "version": "v1", "kind": r["kind"]},
+                "scope": "Cluster", "singularResource": r["singularName"], "verbs": r["verbs"]})
+        })
+        .collect()
+}
+
+/// Which aggregated version the client accepts, if any.
+fn wants_aggregated(headers: &HeaderMap) -> Option<&'static str> {
+    let accept = headers.get(header::ACCEPT)?.to_str().ok()?;
+    for part in accept.split(',') {
+        let p = part.replace(' ', "");
+        if p.contains("as=APIGroupDiscoveryList") && p.contains("g=apidiscovery.k8s.io") {
+            if p.contains("v=v2beta1") {
+                return Some("v2beta1");
+            }
+            if p.contains("v=v2") {
+                return Some("v2");
+            }
+        }
+    }
+    None
+}
+
+fn json_response(body: &Value) -> Response {
+    let bytes = serde_json::to_vec(body).unwrap_or_default();
+    ([(header::CONTENT_TYPE, "application/json")], bytes).into_response()
+}
+
+fn aggregated_response(headers: &HeaderMap, version: &str, items: Vec<Value>) -> Response {
+    let body = json!({"kind": "APIGroupDiscoveryList", "apiVersion": format!("apidiscovery.k8s.io/{version}"),
+        "metadata": {}, "items": items});
+    let bytes = serde_json::to_vec(&body).unwrap_or_default();
+    let etag = {
+        use sha2::Digest;
+        let digest = sha2::Sha512::digest(&bytes);
+        let hex: String = digest.iter().map(|b| format!("{b:02X}")).collect();
+        format!("\"{hex}\"")
+    };
+    let content_type =
+        format!("application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList");
+    let matches = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v == etag);
+    let mut response = if matches {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        bytes.into_response()
+    };
+    let h = response.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&content_type) {
+        h.insert(header::CONTENT_TYPE, v);
+    }
+    if let Ok(v) = HeaderValue::from_str(&etag) {
+        h.insert(header::ETAG, v);
+    }
+    h.insert(header::VARY, HeaderValue::from_static("Accept"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("public"));
+    response
+}
+
+fn aggregated_item(name: &str, gvs: &[&GroupVersion]) -> Value {
+    let versions: Vec<Value> = gvs
+        .iter()
+        .map(|gv| {
+            let mut resources: Vec<Value> = gv
+                .resources
+                .iter()
+                .map(|r| aggregated_resource(r))
+                .collect();
+            resources.extend(aggregated_virtual(gv.group));
+            json!({"version": gv.version, "resources": resources, "freshness": "Current"})
+        })
+        .collect();
+    json!({"metadata": {"name": name, "creationTimestamp": null}, "versions": versions})
+}
+
+/// `GET /api`.
+pub fn legacy_root(headers: &HeaderMap, host: &str) -> Response {
+    let gvs = group_versions();
+    if let Some(v) = wants_aggregated(headers) {
+        let core: Vec<&GroupVersion> = gvs.iter().filter(|gv| gv.group.is_empty()).collect();
+        return aggregated_response(headers, v, vec![aggregated_item("", &core)]);
+    }
+    json_response(&json!({"kind": "APIVersions", "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": host}]}))
+}
+
+fn group_entry(gv: &GroupVersion) -> Value {
+    let v = json!({"groupVersion": api_version(gv.group, gv.version), "version": gv.version});
+    json!({"name": gv.group, "versions": [v.clone()], "preferredVersion": v})
+}
+
+/// `GET /apis`.
+pub fn groups_root(headers: &HeaderMap) -> Response {
+    let gvs = group_versions();
+    let named: Vec<&GroupVersion> = gvs.iter().filter(|gv| !gv.group.is_empty()).collect();
+    if let Some(v) = wants_aggregated(headers) {
+        let items = named
+            .iter()
+            .map(|gv| aggregated_item(gv.group, &[gv]))
+            .collect();
+        return aggregated_response(headers, v, items);
+    }
+    let groups: Vec<Value> = named.iter().map(|gv| group_entry(gv)).collect();
+    json_response(&json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}))
+}
+
+/// `GET /apis/{group}`.
+pub fn group(name: &str) -> Response {
+    match group_versions()
+        .iter()
+        .find(|gv| gv.group == name && !name.is_empty())
+    {
+        Some(gv) => {
+            let mut entry = group_entry(gv);
+            if let Some(o) = entry.as_object_mut() {
+                o.insert("kind".into(), json!("APIGroup"));
+                o.insert("apiVersion".into(), json!("v1"));
+            }
+            json_response(&entry)
+        }
+        None => ApiError::path_not_found().into_response(),
+    }
+}
+
+/// `GET /api/v1`, `GET /apis/{group}/{version}`.
+pub fn group_version(group: &str, version: &str) -> Response {
+    let gvs = group_versions();
+    let Some(gv) = gvs
+        .iter()
+        .find(|gv| gv.group == group && gv.version == version)
+    else {
+        return ApiError::path_not_found().into_response();
+    };
+    let mut resources: Vec<Value> = gv
+        .resources
+        .iter()
+        .flat_map(|r| legacy_resources(r))
+        .collect();
+    resources.extend(virtual_resources(group));
+    json_response(&json!({"kind": "APIResourceList", "apiVersion": "v1",
+        "groupVersion": api_version(group, version), "resources": resources}))
+}

@@ -1,0 +1,148 @@
+//! The `scale` subresource: `autoscaling/v1 Scale` views of Deployments,
+//! ReplicaSets, StatefulSets and ReplicationControllers.
+
+use axum::http::{HeaderMap, Method, StatusCode};
+use axum::response::Response;
+use serde_json::{Value, json};
+
+use super::AppState;
+use super::api::{apply_patch, object_response};
+use super::body;
+use super::query::Query;
+use super::status::ApiError;
+use crate::registry::{ResourceInfo, Target, WriteOptions, object};
+
+/// The Scale of `obj`.
+pub fn scale_of(obj: &Value) -> Value {
+    let meta = obj.get("metadata").cloned().unwrap_or(json!({}));
+    let pick = |k: &str| meta.get(k).cloned();
+    let mut m = serde_json::Map::new();
+    for k in [
+        "name",
+        "namespace",
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+    ] {
+        if let Some(v) = pick(k) {
+            m.insert(k.into(), v);
+        }
+    }
+    let replicas = obj
+        .pointer("/spec/replicas")
+        .and_then(Value::as_i64)
+        .unwrap_or(1);
+    let status_replicas = obj
+        .pointer("/status/replicas")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    let selector = obj
+        .pointer("/spec/selector")
+        .map(selector_string)
+        .unwrap_or_default();
+    let mut status = json!({"replicas": status_replicas});
+    if !selector.is_empty() {
+        status["selector"] = json!(selector);
+    }
+    json!({"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": m,
+        "spec": {"replicas": replicas}, "status": status})
+}
+
+/// The label selector as a string (`a=b,c in (d)`), from a
+/// `metav1.LabelSelector` or a plain map (ReplicationController).
+fn selector_string(sel: &Value) -> String {
+    let mut parts = Vec::new();
+    let labels = sel
+        .get("matchLabels")
+        .or(if sel.get("matchExpressions").is_none() {
+            Some(sel)
+        } else {
+            None
+        });
+    if let Some(m) = labels.and_then(Value::as_object) {
+        let mut pairs: Vec<_> = m
+            .iter()
+            .filter_map(|(k, v)| v.as_str().map(|v| format!("{k}={v}")))
+            .collect();
+        pairs.sort();
+        parts.extend(pairs);
+    }
+    if let Some(exprs) = sel.get("matchExpressions").and_then(Value::as_array) {
+        for e in exprs {
+            let key = e.get("key").and_then(Value::as_str).unwrap_or("");
+            let values: Vec<&str> = e
+                .get("values")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            match e.get("operator").and_then(Value::as_str) {
+                Some("In") => parts.push(format!("{key} in ({})", values.join(","))),
+                Some("NotIn") => parts.push(format!("{key} notin ({})", values.join(","))),
+                Some("Exists") => parts.push(key.to_string()),
+                Some("DoesNotExist") => parts.push(format!("!{key}")),
+                _ => {}
+            }
+        }
+    }
+    parts.join(",")
+}
+
+/// GET, PUT and PATCH of `…/{name}/scale`.
+#[allow(clippy::too_many_arguments)]
+pub async fn handle(
+    state: &AppState,
+    res: &'static ResourceInfo,
+    ns: &str,
+    name: &str,
+    method: &Method,
+    query: &Query,
+    headers: &HeaderMap,
+    body_bytes: &[u8],
+) -> Result<Response, ApiError> {
+    let current = state.registry.get(res, ns, name).await?;
+    let opts = WriteOptions {
+        dry_run: query.dry_run()?,
+        field_manager: query.get("fieldManager").unwrap_or("kubectl").to_string(),
+    };
+    let wanted_scale = match *method {
+        Method::GET => return Ok(object_response(StatusCode::OK, &scale_of(&current), &[])),
+        Method::PUT => body::decode(&body::content_type(headers), body_bytes)?.raw,
+        Method::PATCH => apply_patch(
+            &body::content_type(headers),
+            body_bytes,
+            &scale_of(&current),
+        )?,
+        _ => return Err(ApiError::method_not_allowed()),
+    };
+    let replicas = wanted_scale
+        .pointer("/spec/replicas")
+        .and_then(Value::as_i64)
+        .ok_or_else(|| ApiError::bad_request("Scale must set spec.replicas"))?;
+    if replicas < 0 {
+        return Err(ApiError::invalid(
+            "autoscaling",
+            "Scale",
+            name,
+            vec![super::status::Cause::invalid(
+                "spec.replicas",
+                replicas.to_string(),
+                "must be greater than or equal to 0",
+            )],
+        ));
+    }
+    let precondition = object::meta_str(&wanted_scale, "resourceVersion").map(str::to_string);
+    let updated = state
+        .registry
+        .update_with(res, ns, name, Target::Main, &opts, |obj| {
+            let mut obj = obj.clone();
+            if let Some(rv) = &precondition {
+                object::set_meta(&mut obj, "resourceVersion", Some(json!(rv)));
+            }
+            if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
+                spec.insert("replicas".into(), json!(replicas));
+            }
+            Ok(obj)
+        })
+        .await?;
+    Ok(object_response(StatusCode::OK, &scale_of(&updated), &[]))
+}

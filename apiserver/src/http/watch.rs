@@ -1,0 +1,101 @@
+//! Streaming watch responses: one JSON `WatchEvent` per line, flushed per
+//! event, ended by `timeoutSeconds`, by an ERROR event, or at shutdown.
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+use super::AppState;
+use super::query::Query;
+use super::status::ApiError;
+use crate::registry::watch::{WatchItem, WatchQuery};
+use crate::registry::{Filter, ResourceInfo};
+
+/// Serves `GET …?watch=1`.
+pub async fn serve(
+    state: &AppState,
+    res: &'static ResourceInfo,
+    ns: Option<&str>,
+    q: &Query,
+    _headers: &HeaderMap,
+) -> Result<Response, ApiError> {
+    let filter = Filter::parse(res, q.get("labelSelector"), q.get("fieldSelector"))?;
+    let query = WatchQuery {
+        filter,
+        resource_version: q.get("resourceVersion").map(str::to_string),
+        resource_version_match: q.get("resourceVersionMatch").map(str::to_string),
+        send_initial_events: q.bool("sendInitialEvents")?,
+        allow_bookmarks: q.bool("allowWatchBookmarks")?.unwrap_or(false),
+    };
+    // Upstream picks a random timeout in [min, 2·min) with min = 30 min when
+    // the client names none.
+    let timeout = q
+        .int("timeoutSeconds")?
+        .filter(|t| *t > 0)
+        .map_or(Duration::from_secs(1800), |t| {
+            Duration::from_secs(t.unsigned_abs())
+        });
+    let items = state.registry.watch(res, ns, query).await?;
+    let shutdown = state.shutdown_signal();
+    let deadline = tokio::time::sleep(timeout);
+    let stopped = Box::pin(async move {
+        tokio::select! {
+            () = shutdown => {},
+            () = deadline => {},
+        }
+    });
+    let lines = items
+        .take_until(stopped)
+        .scan(false, |errored, item| {
+            // Stop after an ERROR event.
+            if *errored {
+                return futures::future::ready(None);
+            }
+            *errored = matches!(item, WatchItem::Error(_));
+            futures::future::ready(Some(item))
+        })
+        .map(move |item| {
+            let mut line = serde_json::to_vec(&event_json(res, item)).unwrap_or_default();
+            line.push(b'\n');
+            Ok::<_, std::convert::Infallible>(line)
+        });
+    let mut response = (StatusCode::OK, Body::from_stream(lines)).into_response();
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, private"),
+    );
+    Ok(response)
+}
+
+/// The `{"type": …, "object": …}` line of one item.
+fn event_json(res: &ResourceInfo, item: WatchItem) -> Value {
+    match item {
+        WatchItem::Added(o) => json!({"type": "ADDED", "object": o}),
+        WatchItem::Modified(o) => json!({"type": "MODIFIED", "object": o}),
+        WatchItem::Deleted(o) => json!({"type": "DELETED", "object": o}),
+        WatchItem::Bookmark {
+            revision,
+            initial_events_end,
+        } => {
+            let mut metadata =
+                json!({"resourceVersion": revision.to_string(), "creationTimestamp": null});
+            if initial_events_end {
+                metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+            }
+            json!({"type": "BOOKMARK", "object": {"kind": res.kind, "apiVersion": res.api_version, "metadata": metadata}})
+        }
+        WatchItem::Error(e) => {
+            let status: Value = serde_json::from_slice(&e.to_json()).unwrap_or(Value::Null);
+            json!({"type": "ERROR", "object": status})
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! LIST: selectors, `limit`/`continue` pagination pinned to one revision,
+//! and the `resourceVersion`/`resourceVersionMatch` semantics.
+
+use base64::Engine;
+use serde_json::{Value, json};
+use skein_storage::{Error as StoreError, ListOptions};
+
+use super::{Filter, Registry, ResourceInfo, key, store_error};
+use crate::http::status::ApiError;
+
+/// What a LIST asked for.
+#[derive(Clone, Debug, Default)]
+pub struct ListQuery {
+    /// Selectors.
+    pub filter: Filter,
+    /// Page size; 0 = everything.
+    pub limit: usize,
+    /// `continue` token from a previous page.
+    pub continue_token: Option<String>,
+    /// `resourceVersion`.
+    pub resource_version: Option<String>,
+    /// `resourceVersionMatch`.
+    pub resource_version_match: Option<String>,
+}
+
+/// One page.
+#[derive(Clone, Debug)]
+pub struct ListPage {
+    /// Matching objects, in key order.
+    pub items: Vec<Value>,
+    /// The revision the page was read at.
+    pub revision: i64,
+    /// Token for the next page, if any.
+    pub continue_token: Option<String>,
+}
+
+const EXPIRED_CONTINUE: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
+
+fn encode_continue(rev: i64, start: &str) -> String {
+    let token = json!({"v": "meta.k8s.io/v1", "rv": rev, "start": start});
+    base64::engine::general_purpose::URL_SAFE.encode(token.to_string())
+}
+
+fn decode_continue(token: &str) -> Result<(i64, String), ApiError> {
+    let bad = || ApiError::bad_request(format!("continue key is not valid: {token}"));
+    let raw = base64::engine::general_purpose::URL_SAFE
+        .decode(token)
+        .or_else(|_| base64::engine::general_purpose::STANDARD.decode(token))
+        .map_err(|_| bad())?;
+    let v: Value = serde_json::from_slice(&raw).map_err(|_| bad())?;
+    let rev = v
+        .get("rv")
+        .and_then(Value::as_i64)
+        .filter(|r| *r > 0)
+        .ok_or_else(bad)?;
+    let start = v.get("start").and_then(Value::as_str).ok_or_else(bad)?;
+    if start.contains("..") || start.starts_with('/') {
+        return Err(bad());
+    }
+    Ok((rev, start.to_string()))
+}
+
+impl Registry {
+    /// Lists objects of `res` in `ns` (`None` = all namespaces).
+    pub async fn list(
+        &self,
+        res: &ResourceInfo,
+        ns: Option<&str>,
+        q: &ListQuery,
+    ) -> Result<ListPage, ApiError> {
+        let prefix = key::prefix(res, ns);
+        let (mut at, mut start_after) = (0, None);
+        if let Some(token) = q.continue_token.as_deref().filter(|t| !t.is_empty()) {
+            if q.resource_version
+                .as_deref()
+                .is_some_and(|rv| !rv.is_empty())
+            {
+                return Err(ApiError::bad_request(
+                    "specifying resource version is not allowed when using continue",
+                ));
+            }
+            let (rev, start) = decode_continue(token)?;
+            at = rev;
+            start_after = Some(format!("{prefix}{start}"));
+        } else if let Some(rv) = q
+            .resource_version
+            .as_deref()
+            .filter(|rv| !rv.is_empty() && *rv != "0")
+        {
+            let rev = rv
+                .parse::<i64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv}")))?;
+            match q.resource_version_match.as_deref() {
+                Some("Exact") => at = rev,
+                None | Some("") | Some("NotOlderThan") => {
+                    let current = self.store.current_revision().await.map_err(store_error)?;
+                    if rev > current {
+                        return Err(ApiError::resource_version_too_large(rev, current));
+                    }
+                }
+                Some(other) => {
+                    return Err(ApiError::bad_request(format!(
+                        "resourceVersionMatch: Unsupported value: \"{other}\": supported values: \"Exact\", \"NotOlderThan\""
+                    )));
+                }
+            }
+        }
+
+        let mut items = Vec::new();
+        let mut more;
+        let mut last_key = None;
+        let mut revision = at;
+        loop {
+            let opts = ListOptions {
+                at_revision: revision,
+                limit: if q.limit == 0 {
+                    0
+                } else {
+                    (q.limit - items.len()).max(1)
+                },
+                start_after: start_after.clone(),
+            };
+            let page = match self.store.list(&prefix, opts).await {
+                Ok(p) => p,
+                Err(StoreError::Compacted { .. }) if q.continue_token.is_some() => {
+                    return Err(ApiError::expired(EXPIRED_CONTINUE));
+                }
+                Err(StoreError::Compacted { .. }) => {
+                    return Err(ApiError::expired(
+                        "The resourceVersion for the provided list is too old.",
+                    ));
+                }
+                Err(StoreError::FutureRevision { requested, current }) => {
+                    return Err(ApiError::resource_version_too_large(requested, current));
+                }
+                Err(e) => return Err(store_error(e)),
+            };
+            revision = page.revision;
+            for kv in &page.items {
+                last_key = Some(kv.key.clone());
+                let obj = Registry::decode(kv)?;
+                if q.filter.matches(res, &obj) {
+                    items.push(obj);
+                }
+            }
+            start_after = last_key.clone();
+            more = page.more;
+            if !page.more || (q.limit > 0 && items.len() >= q.limit) {
+                break;
+            }
+        }
+        let continue_token = match (more, &last_key) {
+            (true, Some(k)) => Some(encode_continue(
+                revision,
+                k.strip_prefix(&prefix).unwrap_or(k),
+            )),
+            _ => None,
+        };
+        Ok(ListPage {
+            items,
+            revision,
+            continue_token,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn continue_tokens_round_trip_and_reject_garbage() {
+        let t = encode_continue(42, "default/web-1");
+        assert_eq!(
+            decode_continue(&t).unwrap(),
+            (42, "default/web-1".to_string())
+        );
+        assert!(decode_continue("not base64!").is_err());
+        let evil = base64::engine::general_purpose::URL_SAFE.encode(r#"{"rv":1,"start":"../x"}"#);
+        assert!(decode_continue(&evil).is_err());
+    }
+}

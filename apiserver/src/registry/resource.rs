@@ -1,0 +1,368 @@
+//! The resource table: one row per served group/version/resource, built from
+//! the k8s-openapi `v1_33` types (group, version, kind, plural, scope and list
+//! kind come from the `Resource` traits) plus the discovery facts those types
+//! do not carry (short names, categories, subresources), taken from
+//! kube-apiserver v1.33's discovery documents.
+
+use std::sync::OnceLock;
+
+use k8s_openapi::{ClusterResourceScope, ListableResource, NamespaceResourceScope};
+use serde_json::Value;
+
+/// How the `scale` subresource maps onto the object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScaleMapping {
+    /// Field path of the desired replicas (`spec.replicas`).
+    pub spec_replicas: &'static str,
+}
+
+/// One served resource.
+#[derive(Debug)]
+pub struct ResourceInfo {
+    /// API group ("" for core).
+    pub group: &'static str,
+    /// Version.
+    pub version: &'static str,
+    /// `apiVersion` string (`apps/v1`, `v1`).
+    pub api_version: &'static str,
+    /// Kind.
+    pub kind: &'static str,
+    /// List kind.
+    pub list_kind: &'static str,
+    /// Plural resource name (URL segment).
+    pub plural: &'static str,
+    /// Singular name (lowercase kind).
+    pub singular: String,
+    /// Whether objects live in namespaces.
+    pub namespaced: bool,
+    /// kubectl short names.
+    pub short_names: &'static [&'static str],
+    /// Categories (`all`).
+    pub categories: &'static [&'static str],
+    /// Whether the `status` subresource exists (status/spec split).
+    pub status: bool,
+    /// The `scale` subresource, if any.
+    pub scale: Option<ScaleMapping>,
+    /// Decodes into the typed k8s-openapi struct and back: the object as a
+    /// real API server would store it (unknown fields dropped). Errors are
+    /// decode errors, for a 400.
+    pub normalize: fn(Value) -> Result<Value, serde_json::Error>,
+}
+
+impl ResourceInfo {
+    /// `deployments.apps` / `pods`: the group-qualified resource, as used in
+    /// error messages.
+    pub fn qualified(&self) -> String {
+        if self.group.is_empty() {
+            self.plural.to_string()
+        } else {
+            format!("{}.{}", self.plural, self.group)
+        }
+    }
+
+    /// `Deployment.apps` / `Pod`: the group-qualified kind, used by Invalid.
+    pub fn qualified_kind(&self) -> String {
+        if self.group.is_empty() {
+            self.kind.to_string()
+        } else {
+            format!("{}.{}", self.kind, self.group)
+        }
+    }
+
+    /// The verbs served on the collection and objects.
+    pub fn verbs(&self) -> &'static [&'static str] {
+        &[
+            "create",
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "update",
+            "watch",
+        ]
+    }
+
+    /// Base64 of the first 8 bytes of sha256("group/version/Kind") — the
+    /// discovery `storageVersionHash`.
+    pub fn storage_version_hash(&self) -> String {
+        use base64::Engine;
+        let input = format!("{}/{}/{}", self.group, self.version, self.kind);
+        let digest = crate::registry::sha256(input.as_bytes());
+        base64::engine::general_purpose::STANDARD.encode(&digest[..8])
+    }
+}
+
+/// Marks the two object scopes; subresource-scoped types are not served as
+/// resources.
+trait Scope {
+    const NAMESPACED: bool;
+}
+impl Scope for NamespaceResourceScope {
+    const NAMESPACED: bool = true;
+}
+impl Scope for ClusterResourceScope {
+    const NAMESPACED: bool = false;
+}
+
+fn normalize<T>(v: Value) -> Result<Value, serde_json::Error>
+where
+    T: serde::de::DeserializeOwned + serde::Serialize,
+{
+    let typed: T = serde_json::from_value(v)?;
+    serde_json::to_value(typed)
+}
+
+fn row<T>() -> ResourceInfo
+where
+    T: ListableResource + serde::de::DeserializeOwned + serde::Serialize,
+    T::Scope: Scope,
+{
+    let extra = extras(T::GROUP, T::URL_PATH_SEGMENT);
+    ResourceInfo {
+        group: T::GROUP,
+        version: T::VERSION,
+        api_version: T::API_VERSION,
+        kind: T::KIND,
+        list_kind: T::LIST_KIND,
+        plural: T::URL_PATH_SEGMENT,
+        singular: T::KIND.to_ascii_lowercase(),
+        namespaced: <T::Scope as Scope>::NAMESPACED,
+        short_names: extra.short_names,
+        categories: extra.categories,
+        status: extra.status,
+        scale: extra.scale.then_some(ScaleMapping {
+            spec_replicas: "spec.replicas",
+        }),
+        normalize: normalize::<T>,
+    }
+}
+
+struct Extra {
+    short_names: &'static [&'static str],
+    categories: &'static [&'static str],
+    status: bool,
+    scale: bool,
+}
+
+/// Discovery facts of kube-apiserver v1.33 that the types do not carry.
+fn extras(group: &str, plural: &str) -> Extra {
+    const ALL: &[&str] = &["all"];
+    let (short_names, categories, status, scale): (&[&str], &[&str], bool, bool) =
+        match (group, plural) {
+            ("", "pods") => (&["po"], ALL, true, false),
+            ("", "services") => (&["svc"], ALL, true, false),
+            ("", "replicationcontrollers") => (&["rc"], ALL, true, true),
+            ("", "namespaces") => (&["ns"], &[], true, false),
+            ("", "nodes") => (&["no"], &[], true, false),
+            ("", "configmaps") => (&["cm"], &[], false, false),
+            ("", "endpoints") => (&["ep"], &[], false, false),
+            ("", "events") => (&["ev"], &[], false, false),
+            ("", "limitranges") => (&["limits"], &[], false, false),
+            ("", "persistentvolumeclaims") => (&["pvc"], &[], true, false),
+            ("", "persistentvolumes") => (&["pv"], &[], true, false),
+            ("", "resourcequotas") => (&["quota"], &[], true, false),
+            ("", "serviceaccounts") => (&["sa"], &[], false, false),
+            ("apps", "deployments") => (&["deploy"], ALL, true, true),
+            ("apps", "replicasets") => (&["rs"], ALL, true, true),
+            ("apps", "statefulsets") => (&["sts"], ALL, true, true),
+            ("apps", "daemonsets") => (&["ds"], ALL, true, false),
+            ("batch", "jobs") => (&[], ALL, true, false),
+            ("batch", "cronjobs") => (&["cj"], ALL, true, false),
+            ("autoscaling", "horizontalpodautoscalers") => (&["hpa"], ALL, true, false),
+            ("policy", "poddisruptionbudgets") => (&["pdb"], &[], true, false),
+            ("networking.k8s.io", "ingresses") => (&["ing"], &[], true, false),
+            ("networking.k8s.io", "networkpolicies") => (&["netpol"], &[], false, false),
+            ("networking.k8s.io", "servicecidrs") => (&[], &[], true, false),
+            ("networking.k8s.io", "ipaddresses") => (&["ip"], &[], false, false),
+            ("events.k8s.io", "events") => (&["ev"], &[], false, false),
+            ("scheduling.k8s.io", "priorityclasses") => (&["pc"], &[], false, false),
+            ("storage.k8s.io", "storageclasses") => (&["sc"], &[], false, false),
+            ("storage.k8s.io", "volumeattachments") => (&[], &[], true, false),
+            ("apiextensions.k8s.io", "customresourcedefinitions") => {
+                (&["crd", "crds"], &["api-extensions"], true, false)
+            }
+            ("apiregistration.k8s.io", "apiservices") => (&[], &["api-extensions"], true, false),
+            ("admissionregistration.k8s.io", "validatingadmissionpolicies") => {
+                (&[], &["api-extensions"], true, false)
+            }
+            ("admissionregistration.k8s.io", _) => (&[], &["api-extensions"], false, false),
+            ("certificates.k8s.io", "certificatesigningrequests") => (&["csr"], &[], true, false),
+            ("flowcontrol.apiserver.k8s.io", _) => (&[], &[], true, false),
+            _ => (&[], &[], false, false),
+        };
+    Extra {
+        short_names,
+        categories,
+        status,
+        scale,
+    }
+}
+
+/// Every served resource, in discovery order (groups in kube-apiserver's
+/// priority order, then resources by name).
+pub fn all() -> &'static [ResourceInfo] {
+    static TABLE: OnceLock<Vec<ResourceInfo>> = OnceLock::new();
+    TABLE.get_or_init(build)
+}
+
+fn build() -> Vec<ResourceInfo> {
+    use k8s_openapi::api::{
+        admissionregistration::v1 as admreg, apps::v1 as apps, autoscaling::v2 as autoscaling,
+        batch::v1 as batch, certificates::v1 as certs, coordination::v1 as coord, core::v1 as core,
+        discovery::v1 as disc, events::v1 as events, flowcontrol::v1 as flow,
+        networking::v1 as net, node::v1 as node, policy::v1 as policy, rbac::v1 as rbac,
+        scheduling::v1 as sched, storage::v1 as storage,
+    };
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
+    use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1 as apireg;
+
+    let mut rows = vec![
+        row::<core::ConfigMap>(),
+        row::<core::Endpoints>(),
+        row::<core::Event>(),
+        row::<core::LimitRange>(),
+        row::<core::Namespace>(),
+        row::<core::Node>(),
+        row::<core::PersistentVolumeClaim>(),
+        row::<core::PersistentVolume>(),
+        row::<core::Pod>(),
+        row::<core::PodTemplate>(),
+        row::<core::ReplicationController>(),
+        row::<core::ResourceQuota>(),
+        row::<core::Secret>(),
+        row::<core::ServiceAccount>(),
+        row::<core::Service>(),
+        row::<apireg::APIService>(),
+        row::<apps::ControllerRevision>(),
+        row::<apps::DaemonSet>(),
+        row::<apps::Deployment>(),
+        row::<apps::ReplicaSet>(),
+        row::<apps::StatefulSet>(),
+        row::<events::Event>(),
+        row::<autoscaling::HorizontalPodAutoscaler>(),
+        row::<batch::CronJob>(),
+        row::<batch::Job>(),
+        row::<certs::CertificateSigningRequest>(),
+        row::<net::IngressClass>(),
+        row::<net::Ingress>(),
+        row::<net::IPAddress>(),
+        row::<net::NetworkPolicy>(),
+        row::<net::ServiceCIDR>(),
+        row::<policy::PodDisruptionBudget>(),
+        row::<rbac::ClusterRoleBinding>(),
+        row::<rbac::ClusterRole>(),
+        row::<rbac::RoleBinding>(),
+        row::<rbac::Role>(),
+        row::<storage::CSIDriver>(),
+        row::<storage::CSINode>(),
+        row::<storage::CSIStorageCapacity>(),
+        row::<storage::StorageClass>(),
+        row::<storage::VolumeAttachment>(),
+        row::<admreg::MutatingWebhookConfiguration>(),
+        row::<admreg::ValidatingAdmissionPolicy>(),
+        row::<admreg::ValidatingAdmissionPolicyBinding>(),
+        row::<admreg::ValidatingWebhookConfiguration>(),
+        row::<apiext::CustomResourceDefinition>(),
+        row::<sched::PriorityClass>(),
+        row::<coord::Lease>(),
+        row::<node::RuntimeClass>(),
+        row::<flow::FlowSchema>(),
+        row::<flow::PriorityLevelConfiguration>(),
+        row::<disc::EndpointSlice>(),
+    ];
+    let order = |g: &str| {
+        GROUP_ORDER
+            .iter()
+            .position(|x| *x == g)
+            .unwrap_or(GROUP_ORDER.len())
+    };
+    rows.sort_by(|a, b| (order(a.group), a.plural).cmp(&(order(b.group), b.plural)));
+    rows
+}
+
+/// kube-apiserver's group priority order (the order of `/apis`).
+pub const GROUP_ORDER: &[&str] = &[
+    "",
+    "apiregistration.k8s.io",
+    "apps",
+    "events.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "autoscaling",
+    "batch",
+    "certificates.k8s.io",
+    "networking.k8s.io",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "storage.k8s.io",
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "scheduling.k8s.io",
+    "coordination.k8s.io",
+    "node.k8s.io",
+    "discovery.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
+];
+
+/// Finds a resource by group, version and plural.
+pub fn find(group: &str, version: &str, plural: &str) -> Option<&'static ResourceInfo> {
+    all()
+        .iter()
+        .find(|r| r.group == group && r.version == version && r.plural == plural)
+}
+
+/// Finds the resource of a kind in a group/version.
+pub fn by_kind(group: &str, version: &str, kind: &str) -> Option<&'static ResourceInfo> {
+    all()
+        .iter()
+        .find(|r| r.group == group && r.version == version && r.kind == kind)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_has_the_common_kinds_with_discovery_facts() {
+        let d = find("apps", "v1", "deployments").unwrap();
+        assert_eq!(d.kind, "Deployment");
+        assert_eq!(d.list_kind, "DeploymentList");
+        assert!(d.namespaced);
+        assert_eq!(d.short_names, &["deploy"]);
+        assert_eq!(d.categories, &["all"]);
+        assert!(d.status && d.scale.is_some());
+        let ns = find("", "v1", "namespaces").unwrap();
+        assert!(!ns.namespaced);
+        assert_eq!(ns.qualified(), "namespaces");
+        assert_eq!(d.qualified(), "deployments.apps");
+    }
+
+    #[test]
+    fn storage_version_hash_matches_upstream() {
+        // kube-apiserver publishes these values.
+        assert_eq!(
+            find("", "v1", "pods").unwrap().storage_version_hash(),
+            "xPOwRZ+Yhw8="
+        );
+        assert_eq!(
+            find("apps", "v1", "deployments")
+                .unwrap()
+                .storage_version_hash(),
+            "8aSe+NMegvE="
+        );
+    }
+
+    #[test]
+    fn normalize_drops_unknown_fields_and_checks_kind() {
+        let d = find("", "v1", "configmaps").unwrap();
+        let v = serde_json::json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"data":{"a":"b"},"bogus":1});
+        let n = (d.normalize)(v).unwrap();
+        assert_eq!(
+            n,
+            serde_json::json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"data":{"a":"b"}})
+        );
+        let wrong = serde_json::json!({"apiVersion":"v1","kind":"Secret","metadata":{"name":"x"}});
+        assert!((d.normalize)(wrong).is_err());
+    }
+}
