@@ -101,11 +101,11 @@ async fn resource_call(state: AppState, call: Call, p: ResourcePath) -> Result<R
         (&Method::DELETE, None, None) => delete_collection(&state, res, ns, &call).await,
         (&Method::GET, Some(name), None) => {
             let obj = state.registry.get(res, ns.unwrap_or(""), name).await?;
-            Ok(object_response(StatusCode::OK, &obj, &[]))
+            get_response(res, &obj, &call)
         }
         (&Method::GET, Some(name), Some("status")) if res.status => {
             let obj = state.registry.get(res, ns.unwrap_or(""), name).await?;
-            Ok(object_response(StatusCode::OK, &obj, &[]))
+            get_response(res, &obj, &call)
         }
         (&Method::PUT, Some(name), sub @ (None | Some("status"))) => {
             if sub.is_some() && !res.status {
@@ -159,6 +159,36 @@ fn namespace_for_write(res: &ResourceInfo, ns: Option<&str>) -> Result<String, A
         (true, None) => Err(ApiError::path_not_found()),
         (false, _) => Ok(String::new()),
     }
+}
+
+/// Whether the client asked for `meta.k8s.io` Tables (kubectl get).
+pub fn wants_table(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|part| {
+            let p = part.replace(' ', "");
+            p.contains("as=Table") && p.contains("g=meta.k8s.io")
+        })
+}
+
+/// `includeObject` (400 for unknown values).
+pub fn include_object(q: &Query) -> Result<crate::table::IncludeObject, ApiError> {
+    let v = q.get("includeObject").unwrap_or("");
+    crate::table::IncludeObject::parse(v)
+        .ok_or_else(|| ApiError::bad_request(format!("unrecognized includeObject value: {v:?}")))
+}
+
+fn get_response(res: &ResourceInfo, obj: &Value, call: &Call) -> Result<Response, ApiError> {
+    if wants_table(&call.headers) {
+        let include = include_object(&call.query)?;
+        let now = time::OffsetDateTime::now_utc();
+        let table = crate::table::object_table(res.group, res.kind, obj, include, now);
+        return Ok(object_response(StatusCode::OK, &table, &[]));
+    }
+    Ok(object_response(StatusCode::OK, obj, &[]))
 }
 
 /// A JSON response for one object, with `Warning` headers.
@@ -238,6 +268,17 @@ async fn list(
         resource_version_match: q.get("resourceVersionMatch").map(str::to_string),
     };
     let page = state.registry.list(res, ns, &query).await?;
+    if wants_table(&call.headers) {
+        let include = include_object(q)?;
+        let meta = crate::table::ListMeta {
+            resource_version: page.revision.to_string(),
+            continue_token: page.continue_token.clone().unwrap_or_default(),
+            remaining_item_count: None,
+        };
+        let now = time::OffsetDateTime::now_utc();
+        let table = crate::table::table(res.group, res.kind, &page.items, &meta, include, now);
+        return Ok(object_response(StatusCode::OK, &table, &[]));
+    }
     let mut metadata = json!({"resourceVersion": page.revision.to_string()});
     if let Some(c) = &page.continue_token {
         metadata["continue"] = json!(c);

@@ -21,8 +21,13 @@ pub async fn serve(
     res: &'static ResourceInfo,
     ns: Option<&str>,
     q: &Query,
-    _headers: &HeaderMap,
+    headers: &HeaderMap,
 ) -> Result<Response, ApiError> {
+    let mut tables = if super::api::wants_table(headers) {
+        Some(crate::table::WatchTables::new(res.group, res.kind, super::api::include_object(q)?))
+    } else {
+        None
+    };
     let filter = Filter::parse(res, q.get("labelSelector"), q.get("fieldSelector"))?;
     let query = WatchQuery {
         filter,
@@ -59,7 +64,14 @@ pub async fn serve(
             futures::future::ready(Some(item))
         })
         .map(move |item| {
-            let mut line = serde_json::to_vec(&event_json(res, item)).unwrap_or_default();
+            let mut event = event_json(res, item);
+            if let Some(t) = tables.as_mut()
+                && event["type"] != "BOOKMARK"
+                && let Some(obj) = event.get_mut("object")
+            {
+                *obj = t.event_object(obj, time::OffsetDateTime::now_utc());
+            }
+            let mut line = serde_json::to_vec(&event).unwrap_or_default();
             line.push(b'\n');
             Ok::<_, std::convert::Infallible>(line)
         });

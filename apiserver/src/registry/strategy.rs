@@ -62,6 +62,12 @@ pub fn prepare_for_create(res: &ResourceInfo, obj: &mut Value) {
         ("", "pods") => {
             map.insert("status".into(), json!({"phase": "Pending"}));
         }
+        ("", "secrets") => {
+            let empty = map.get("type").and_then(Value::as_str).is_none_or(str::is_empty);
+            if empty {
+                map.insert("type".into(), json!("Opaque"));
+            }
+        }
         _ => {}
     }
     if tracks_generation(res) {
