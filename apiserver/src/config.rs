@@ -56,6 +56,11 @@ pub struct Config {
     #[arg(long, default_value = "")]
     pub etcd_prefix: String,
 
+    /// How much revision history to keep before compacting it (kube-apiserver's
+    /// `--etcd-compaction-interval`); `0s` disables compaction.
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    pub etcd_compaction_interval: std::time::Duration,
+
     /// Control plane or member cluster.
     #[arg(long, value_enum, default_value_t = Role::ControlPlane)]
     pub role: Role,
@@ -69,7 +74,27 @@ pub struct Config {
     pub token_auth_file: Option<PathBuf>,
 }
 
+/// Parses Go-style durations as kube-apiserver flags take them: `300ms`,
+/// `30s`, `5m`, `1h`.
+fn parse_duration(s: &str) -> std::result::Result<std::time::Duration, String> {
+    let (digits, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: u64 = digits.parse().map_err(|_| format!("invalid duration {s:?}"))?;
+    let ms = match unit {
+        "ms" => n,
+        "s" | "" => n * 1000,
+        "m" => n * 60_000,
+        "h" => n * 3_600_000,
+        _ => return Err(format!("invalid duration {s:?}: unit must be ms, s, m or h")),
+    };
+    Ok(std::time::Duration::from_millis(ms))
+}
+
 impl Config {
+    /// History kept before compaction; `None` when compaction is off.
+    pub fn retain_history(&self) -> Option<std::time::Duration> {
+        (!self.etcd_compaction_interval.is_zero()).then_some(self.etcd_compaction_interval)
+    }
+
     /// A configuration with every flag at its default and the given data
     /// directory (for tests).
     pub fn with_data_dir(data_dir: impl Into<PathBuf>) -> Self {
@@ -79,6 +104,7 @@ impl Config {
             secure_port: 6443,
             etcd_servers: Vec::new(),
             etcd_prefix: String::new(),
+            etcd_compaction_interval: std::time::Duration::from_secs(300),
             role: Role::ControlPlane,
             simulate_workloads: false,
             token_auth_file: None,

@@ -18,13 +18,18 @@ pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>> {
         std::fs::create_dir_all(&config.data_dir)
             .map_err(|e| Error::io("create directory", &config.data_dir, e))?;
         tracing::info!(path = %path.display(), "opening the embedded store");
-        let store = EmbeddedStore::open(&path, EmbeddedOptions::default()).await?;
+        let store = EmbeddedStore::open(
+            &path,
+            EmbeddedOptions { retain_history: config.retain_history(), ..EmbeddedOptions::default() },
+        )
+        .await?;
         Ok(store)
     } else {
         tracing::info!(endpoints = ?config.etcd_servers, prefix = %config.etcd_prefix, "connecting to etcd");
         let store = EtcdStore::connect(EtcdOptions {
             endpoints: config.etcd_servers.clone(),
             prefix: config.etcd_prefix.clone(),
+            retain_history: config.retain_history(),
             ..Default::default()
         })
         .await?;
