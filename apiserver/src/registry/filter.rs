@@ -1,37 +1,62 @@
-//! List and watch filters. PLACEHOLDER until `crate::selector` lands: it
-//! rejects every non-empty selector with 400 rather than ignoring it.
+//! List and watch filters: label and field selectors, checked against the
+//! kind's selectable fields (see [`crate::selector`]).
 
 use serde_json::Value;
 
+use super::object;
 use super::resource::ResourceInfo;
 use crate::http::status::ApiError;
+use crate::selector::{SelectorError, field, fields, label};
 
 /// The selectors of one list or watch.
 #[derive(Clone, Debug, Default)]
-pub struct Filter;
+pub struct Filter {
+    label: Option<label::Selector>,
+    field: Option<field::Selector>,
+}
+
+fn bad(e: SelectorError) -> ApiError {
+    ApiError::bad_request(e.message())
+}
 
 impl Filter {
-    /// Parses selectors (none supported yet: 400).
+    /// Parses `labelSelector` and `fieldSelector` for `res`. Bad syntax and
+    /// unsupported fields are 400 BadRequest with upstream's message.
     pub fn parse(
-        _res: &ResourceInfo,
+        res: &ResourceInfo,
         label_selector: Option<&str>,
         field_selector: Option<&str>,
     ) -> Result<Filter, ApiError> {
-        if label_selector.is_some_and(|s| !s.trim().is_empty())
-            || field_selector.is_some_and(|s| !s.trim().is_empty())
-        {
-            return Err(ApiError::bad_request("selectors are not supported yet"));
-        }
-        Ok(Filter)
+        let label = match label_selector.filter(|s| !s.trim().is_empty()) {
+            Some(s) => Some(label::Selector::parse(s).map_err(bad)?),
+            None => None,
+        };
+        let field = match field_selector.filter(|s| !s.is_empty()) {
+            Some(s) => {
+                let sel = field::Selector::parse(s).map_err(bad)?;
+                fields::validate(res.group, res.version, res.kind, &sel).map_err(bad)?;
+                Some(sel)
+            }
+            None => None,
+        };
+        Ok(Filter { label, field })
     }
 
     /// Whether nothing is filtered.
     pub fn is_empty(&self) -> bool {
-        true
+        self.label.is_none() && self.field.is_none()
     }
 
-    /// Whether `obj` passes.
-    pub fn matches(&self, _res: &ResourceInfo, _obj: &Value) -> bool {
-        true
+    /// Whether `obj` (of kind `res`) passes.
+    pub fn matches(&self, res: &ResourceInfo, obj: &Value) -> bool {
+        if let Some(l) = &self.label
+            && !l.matches(&object::labels(obj))
+        {
+            return false;
+        }
+        match &self.field {
+            Some(f) => fields::matches(res.group, res.kind, f, obj),
+            None => true,
+        }
     }
 }
