@@ -93,9 +93,11 @@ pub fn decode(content_type: &str, bytes: &[u8]) -> Result<Decoded, ApiError> {
     }
 }
 
-/// A protobuf body as JSON (see [`crate::codec`]).
-fn protobuf_object(_bytes: &[u8]) -> Result<Value, ApiError> {
-    Err(ApiError::unsupported_media_type(&["application/json"]))
+/// A protobuf body as JSON (see [`crate::codec`]). Malformed bodies are 400.
+fn protobuf_object(bytes: &[u8]) -> Result<Value, ApiError> {
+    crate::codec::decode(bytes)
+        .map(|d| d.object)
+        .map_err(|e| ApiError::bad_request(format!("error decoding protobuf body: {e}")))
 }
 
 /// Checks `apiVersion`/`kind` against the URL's resource, normalizes the
