@@ -3,6 +3,7 @@
 
 use std::io::IsTerminal;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use tokio::net::TcpListener;
 
@@ -39,9 +40,11 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     if config.role == Role::Member || config.simulate_workloads {
         tracing::info!("--role and --simulate-workloads are accepted; they change nothing yet");
     }
-    if let Some(file) = &config.token_auth_file {
-        tracing::warn!(file = %file.display(), "--token-auth-file is not implemented yet; bearer tokens are rejected");
-    }
+    // Read before anything else starts, so a bad file fails fast.
+    let tokens = match &config.token_auth_file {
+        Some(file) => Some(Arc::new(http::authn::TokenAuthenticator::load(file)?)),
+        None => None,
+    };
 
     let pki = Pki::load_or_create(&config.pki_dir(), &pki::serving_names(config.bind_address))?;
     let tls = http::tls::server_config(&pki)?;
@@ -68,10 +71,16 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let state = AppState::new(store.clone());
     if let Err(e) = crate::controllers::bootstrap::ensure(&state.registry).await {
         store.close().await;
-        return Err(anyhow::anyhow!("creating the system namespaces failed: {e}"));
+        return Err(anyhow::anyhow!(
+            "creating the system namespaces failed: {e}"
+        ));
     }
     crate::controllers::spawn_all(&state.registry);
-    let app = http::app(state.clone());
+    let mut app = http::app(state.clone());
+    if let Some(tokens) = tokens {
+        // Outside the router's authn layer, which looks it up per request.
+        app = app.layer(axum::Extension(tokens));
+    }
     tracing::info!(
         address = %local,
         kubeconfig = %config.kubeconfig_path().display(),

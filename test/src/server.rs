@@ -178,10 +178,16 @@ impl Server {
 
     /// Runs `kubectl --kubeconfig <admin.kubeconfig> <args>`.
     pub fn kubectl(&self, kubectl: &Path, args: &[&str]) -> Output {
+        self.kubectl_with(kubectl, &self.kubeconfig(), args)
+    }
+
+    /// Runs `kubectl --kubeconfig <kubeconfig> <args>` (for example with a
+    /// [`Server::token_kubeconfig`]).
+    pub fn kubectl_with(&self, kubectl: &Path, kubeconfig: &Path, args: &[&str]) -> Output {
         let cache = self.data_dir.join("kubectl-cache");
         Command::new(kubectl)
             .arg("--kubeconfig")
-            .arg(self.kubeconfig())
+            .arg(kubeconfig)
             .arg("--cache-dir")
             .arg(&cache)
             .args(args)
@@ -189,6 +195,65 @@ impl Server {
             .stdin(Stdio::null())
             .output()
             .unwrap_or_else(|e| panic!("cannot run {}: {e}", kubectl.display()))
+    }
+
+    /// Writes `<data-dir>/<name>.kubeconfig`: the admin kubeconfig's
+    /// cluster (server and CA), and a user that authenticates with the
+    /// bearer `token` only (no client certificate). Returns its path.
+    pub fn token_kubeconfig(&self, name: &str, token: &str) -> PathBuf {
+        let admin = self.kubeconfig_json();
+        let cluster = admin["clusters"][0]["cluster"].clone();
+        assert!(
+            cluster["certificate-authority-data"].is_string(),
+            "admin.kubeconfig has no CA: {admin}"
+        );
+        let config = serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "skein", "cluster": cluster}],
+            "users": [{"name": name, "user": {"token": token}}],
+            "contexts": [{"name": name, "context": {"cluster": "skein", "user": name}}],
+            "current-context": name,
+        });
+        let path = self.data_dir.join(format!("{name}.kubeconfig"));
+        fs::write(&path, config.to_string()).expect("write a token kubeconfig");
+        path
+    }
+
+    /// Runs `skein serve` on `data_dir` with `extra` flags expecting it to
+    /// fail at startup: waits up to [`START_TIMEOUT`] for it to exit and
+    /// returns its exit status and stderr. Panics if it starts serving.
+    pub async fn start_expecting_failure(data_dir: &Path, extra: &[&str]) -> (ExitStatus, String) {
+        fs::create_dir_all(data_dir).expect("create the data dir");
+        let log = data_dir.join("skein-failed-start.log");
+        let stderr = fs::File::create(&log).expect("create the log");
+        let mut child = Command::new(crate::skein_bin())
+            .arg("serve")
+            .arg("--data-dir")
+            .arg(data_dir)
+            .arg("--secure-port=0")
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(stderr))
+            .spawn()
+            .expect("spawn skein");
+        let deadline = Instant::now() + START_TIMEOUT;
+        loop {
+            if let Some(status) = child.try_wait().expect("poll skein") {
+                return (status, fs::read_to_string(&log).unwrap_or_default());
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "skein serve {extra:?} was expected to fail but still runs after \
+                     {START_TIMEOUT:?}; its log:\n{}",
+                    fs::read_to_string(&log).unwrap_or_default()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// Sends `signal` and waits up to `timeout` for the process to exit.
