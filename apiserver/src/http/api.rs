@@ -533,6 +533,10 @@ fn self_subject_review(call: &Call) -> Result<Response, ApiError> {
         "metadata": {"creationTimestamp": null},
         "status": {"userInfo": {"username": user.name, "groups": user.groups}}
     });
+    let mut body = body;
+    if let Some(uid) = user.uid.as_ref().filter(|u| !u.is_empty()) {
+        body["status"]["userInfo"]["uid"] = json!(uid);
+    }
     Ok(object_response(StatusCode::CREATED, &body, &[]))
 }
 
