@@ -9,9 +9,16 @@
 //! - [`kubectl_binaries`]: every kubectl the suites run against
 //!   (`$SKEIN_KUBECTL`, or the ones `hack/tools.sh` installs).
 //! - [`server::Server`]: a running `skein serve` on a free port.
+//! - [`kubectl`]: kubectl against a server with a deadline, or in the
+//!   background.
 //! - [`etcd::Etcd`]: real etcd members on loopback.
+//! - [`http`]: raw API requests and watches with the admin certificate,
+//!   and the Helm and Python clients ([`http::helm_binaries`],
+//!   [`http::python`]).
 
 pub mod etcd;
+pub mod http;
+pub mod kubectl;
 pub mod server;
 
 use std::path::{Path, PathBuf};

@@ -50,12 +50,14 @@ async fn dispatch(state: AppState, req: Request) -> Result<Response, ApiError> {
             "the request body is too large (limit 3145728 bytes)",
         ));
     }
+    // HTTP/2 carries the host in `:authority` (the URI), not in `Host`.
     let host = parts
         .headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
-        .unwrap_or("")
-        .to_string();
+        .map(str::to_string)
+        .or_else(|| parts.uri.authority().map(|a| a.to_string()))
+        .unwrap_or_default();
     let call = Call {
         method: parts.method,
         query: Query::parse(parts.uri.query()),

@@ -61,7 +61,8 @@ impl Query {
                 vec![super::status::Cause {
                     reason: "FieldValueNotSupported",
                     field: "dryRun".into(),
-                    value: Some(format!("{other:?}")),
+                    // Upstream shows the []string it parsed.
+                    value: Some(format!("[]string{{{other:?}}}")),
                     detail: "supported values: \"All\"".into(),
                 }],
             )),

@@ -387,13 +387,19 @@ impl Cause {
     }
 
     /// The cause message as inside `details.causes` (without the field).
+    /// As upstream's `field.Error.ErrorBody`: the value is shown for every
+    /// type but Required, Forbidden and TooLong.
     fn body(&self) -> String {
-        match (&self.value, self.reason) {
-            (Some(v), "FieldValueInvalid") => {
-                format!("{}: {}: {}", self.type_word(), v, self.detail)
+        let head = match (&self.value, self.reason) {
+            (_, "FieldValueRequired" | "FieldValueForbidden" | "FieldValueTooLong") | (None, _) => {
+                self.type_word().to_string()
             }
-            (_, _) if self.detail.is_empty() => self.type_word().to_string(),
-            _ => format!("{}: {}", self.type_word(), self.detail),
+            (Some(v), _) => format!("{}: {v}", self.type_word()),
+        };
+        if self.detail.is_empty() {
+            head
+        } else {
+            format!("{head}: {}", self.detail)
         }
     }
 
@@ -489,6 +495,28 @@ mod tests {
         let parsed: Status = serde_json::from_slice(&e.to_json()).expect("status json");
         assert_eq!(&parsed, e.status());
         assert_eq!(e.code(), StatusCode::INTERNAL_SERVER_ERROR);
+    }
+
+    #[test]
+    fn unsupported_values_are_quoted_as_upstream() {
+        let c = Cause {
+            reason: "FieldValueNotSupported",
+            field: "propagationPolicy".into(),
+            value: Some("\"Sideways\"".into()),
+            detail: "supported values: \"Foreground\"".into(),
+        };
+        assert_eq!(
+            c.text(),
+            "propagationPolicy: Unsupported value: \"Sideways\": supported values: \"Foreground\""
+        );
+        assert_eq!(
+            Cause::too_long("metadata.annotations", "may not be more than 5 bytes").text(),
+            "metadata.annotations: Too long: may not be more than 5 bytes"
+        );
+        assert_eq!(
+            Cause::required("metadata.name", "").text(),
+            "metadata.name: Required value"
+        );
     }
 
     #[test]
