@@ -4,7 +4,8 @@
 #
 # Installs (only what is missing):
 #   - etcd (Debian package etcd-server), for the storage and end-to-end suites;
-#   - kubectl 1.35/1.32 and helm 4.1/3.17 into .tools/ (hack/tools.sh).
+#   - kubectl 1.35/1.32 and helm 4.1/3.17 into .tools/ (hack/tools.sh);
+#   - the Python `kubernetes` client into the virtualenv .tools/python.
 # protoc is not needed: hack/protoc (see .cargo/config.toml) supplies it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +28,16 @@ etcd --version | head -n 1
 
 echo "== client tools"
 bash hack/tools.sh
+
+# The official Python client (test/tests/python.rs), pinned, in a virtualenv
+# under .tools/python (idempotent: kept when it already has this version).
+PY_KUBERNETES=33.1.0
+if ! .tools/python/bin/python3 -c "import kubernetes, sys; sys.exit(kubernetes.__version__ != '${PY_KUBERNETES}')" 2>/dev/null; then
+  echo "== python kubernetes ${PY_KUBERNETES} into .tools/python"
+  python3 -m venv .tools/python
+  .tools/python/bin/python3 -m pip install -q --disable-pip-version-check "kubernetes==${PY_KUBERNETES}"
+fi
+.tools/python/bin/python3 -c "import kubernetes; print('python kubernetes', kubernetes.__version__)"
 
 echo "== build"
 cargo build --bin skein

@@ -443,6 +443,25 @@ pub fn helm_binaries() -> Vec<PathBuf> {
     paths
 }
 
+/// Runs `helm --kubeconfig <admin.kubeconfig> <args>` with Helm's cache,
+/// config and data directories inside the server's data dir.
+pub fn helm(server: &Server, helm: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let home = server.data_dir.join("helm-home");
+    std::process::Command::new(helm)
+        .arg("--kubeconfig")
+        .arg(server.kubeconfig())
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .env_remove("HELM_NAMESPACE")
+        .env_remove("HELM_KUBECONTEXT")
+        .env("HELM_CACHE_HOME", home.join("cache"))
+        .env("HELM_CONFIG_HOME", home.join("config"))
+        .env("HELM_DATA_HOME", home.join("data"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", helm.display()))
+}
+
 /// The Python interpreter that has the `kubernetes` client package:
 /// `$SKEIN_PYTHON` if set, else the virtualenv `hack/test.sh` creates in
 /// `<repo>/.tools/python/`.
