@@ -57,7 +57,10 @@ fn ok(k: &Path, server: &Server, args: &[&str]) -> String {
 fn err(k: &Path, server: &Server, args: &[&str]) -> String {
     let out = kubectl(k, server, args);
     if out.status.code() != Some(1) {
-        panic!("{}", failure("fail with exit code 1", k, server, args, &out));
+        panic!(
+            "{}",
+            failure("fail with exit code 1", k, server, args, &out)
+        );
     }
     stderr(&out)
 }
@@ -134,7 +137,9 @@ fn blocks(out: &str) -> Vec<&str> {
 /// Whether `cell` looks like an AGE column value (`0s`, `12s`, `3m4s`, `5d`).
 fn is_age(cell: &str) -> bool {
     cell.chars().next().is_some_and(|c| c.is_ascii_digit())
-        && cell.chars().all(|c| c.is_ascii_digit() || "smhdy".contains(c))
+        && cell
+            .chars()
+            .all(|c| c.is_ascii_digit() || "smhdy".contains(c))
 }
 
 /// What `kubectl delete` prints for one deleted object: 1.35 names the
@@ -295,7 +300,15 @@ fn deployment_with_replicaset(env: &Env, k: &Path, ns: &str) -> String {
     let uid = ok(
         k,
         s,
-        &["get", "deploy", "web", "-n", ns, "-o", "jsonpath={.metadata.uid}"],
+        &[
+            "get",
+            "deploy",
+            "web",
+            "-n",
+            ns,
+            "-o",
+            "jsonpath={.metadata.uid}",
+        ],
     );
     assert!(!uid.is_empty(), "the Deployment has no uid");
     env.create(k, ns, &replicaset("web-abc", "web", Some(("web", &uid))));
@@ -394,7 +407,9 @@ async fn create_from_a_file_then_get_in_every_output_format() {
         assert_eq!(cm["data"], json!({"a": "1"}), "{cm}");
         for field in ["uid", "resourceVersion", "creationTimestamp"] {
             assert!(
-                cm["metadata"][field].as_str().is_some_and(|v| !v.is_empty()),
+                cm["metadata"][field]
+                    .as_str()
+                    .is_some_and(|v| !v.is_empty()),
                 "metadata.{field} is missing: {cm}"
             );
         }
@@ -594,7 +609,10 @@ async fn api_resources_and_api_versions_come_from_discovery() {
         let versions = ok(k, s, &["api-versions"]);
         let versions: Vec<&str> = versions.lines().collect();
         for v in ["v1", "apps/v1", "authentication.k8s.io/v1", "batch/v1"] {
-            assert!(versions.contains(&v), "api-versions lacks {v}: {versions:?}");
+            assert!(
+                versions.contains(&v),
+                "api-versions lacks {v}: {versions:?}"
+            );
         }
         let mut sorted = versions.clone();
         sorted.sort_unstable();
@@ -613,7 +631,10 @@ async fn get_all_lists_the_workloads_of_a_namespace() {
         let out = kubectl(k, s, &["get", "all", "-n", &ns]);
         assert!(out.status.success(), "{}", stderr(&out));
         assert_eq!(stdout(&out), "");
-        assert_eq!(stderr(&out), format!("No resources found in {ns} namespace.\n"));
+        assert_eq!(
+            stderr(&out),
+            format!("No resources found in {ns} namespace.\n")
+        );
 
         env.create(k, &ns, &deployment("web", 2));
         env.create(k, &ns, &replicaset("web-abc", "web", None));
@@ -675,9 +696,18 @@ async fn chunked_list_returns_every_object() {
             .lines()
             .filter(|l| l.contains("/configmaps?") && l.contains("limit=2") && l.contains("200 OK"))
             .collect();
-        assert_eq!(pages.len(), 5, "five requests of two:\n{}", pages.join("\n"));
+        assert_eq!(
+            pages.len(),
+            5,
+            "five requests of two:\n{}",
+            pages.join("\n")
+        );
         assert!(!pages[0].contains("continue="), "{}", pages[0]);
-        assert!(pages[1..].iter().all(|p| p.contains("continue=")), "{}", pages.join("\n"));
+        assert!(
+            pages[1..].iter().all(|p| p.contains("continue=")),
+            "{}",
+            pages.join("\n")
+        );
     }
 }
 
@@ -748,13 +778,12 @@ async fn missing_objects_are_not_found() {
                 vec!["delete", "cm", "nope", "-n", &ns],
                 r#"configmaps "nope" not found"#,
             ),
-            (
-                vec!["get", "ns", "nope"],
-                r#"namespaces "nope" not found"#,
-            ),
+            (vec!["get", "ns", "nope"], r#"namespaces "nope" not found"#),
+            // The server answers `configmaps "x" not found`; kubectl then
+            // looks the namespace up and reports that it is missing instead.
             (
                 vec!["get", "cm", "x", "-n", "no-such-namespace"],
-                r#"configmaps "x" not found"#,
+                r#"namespaces "no-such-namespace" not found"#,
             ),
         ] {
             assert_eq!(
@@ -764,6 +793,27 @@ async fn missing_objects_are_not_found() {
                 kc::describe(k, &args)
             );
         }
+
+        // Creating in a namespace that does not exist names the namespace.
+        let file = env.manifest(&configmap("x", json!({}), json!({})));
+        assert_eq!(
+            err(
+                k,
+                s,
+                &[
+                    "create",
+                    "-f",
+                    &file,
+                    NO_VALIDATE,
+                    "-n",
+                    "no-such-namespace"
+                ]
+            ),
+            format!(
+                "Error from server (NotFound): error when creating \"{file}\": \
+                 namespaces \"no-such-namespace\" not found\n"
+            )
+        );
     }
 }
 
@@ -778,8 +828,11 @@ async fn replace_with_a_stale_resource_version_conflicts() {
 
         // What a user saved before someone else changed the object.
         let stale = env.dir.path().join(format!("stale-{i}.yaml"));
-        fs::write(&stale, ok(k, s, &["get", "cm", "x", "-n", &ns, "-o", "yaml"]))
-            .expect("write stale.yaml");
+        fs::write(
+            &stale,
+            ok(k, s, &["get", "cm", "x", "-n", &ns, "-o", "yaml"]),
+        )
+        .expect("write stale.yaml");
         let stale = stale.to_string_lossy().into_owned();
         assert_eq!(
             ok(k, s, &["label", "cm", "x", "-n", &ns, "changed=yes"]),
@@ -838,7 +891,8 @@ async fn label_and_annotate() {
         let ns = format!("labels-{i}");
         env.namespace(k, &ns);
         env.create(k, &ns, &configmap("x", json!({"app": "web"}), json!({})));
-        let labels = || get_json(k, s, &["get", "cm", "x", "-n", &ns])["metadata"]["labels"].clone();
+        let labels =
+            || get_json(k, s, &["get", "cm", "x", "-n", &ns])["metadata"]["labels"].clone();
 
         assert_eq!(
             ok(k, s, &["label", "cm", "x", "-n", &ns, "tier=front"]),
@@ -863,13 +917,21 @@ async fn label_and_annotate() {
         );
         assert_eq!(labels(), json!({"app": "api"}));
         assert_eq!(
-            ok(k, s, &["label", "cm", "x", "-n", &ns, "app=api", "--overwrite"]),
+            ok(
+                k,
+                s,
+                &["label", "cm", "x", "-n", &ns, "app=api", "--overwrite"]
+            ),
             "configmap/x not labeled\n",
             "an unchanged label is reported as such"
         );
 
         assert_eq!(
-            ok(k, s, &["annotate", "cm", "x", "-n", &ns, "note=hello world"]),
+            ok(
+                k,
+                s,
+                &["annotate", "cm", "x", "-n", &ns, "note=hello world"]
+            ),
             "configmap/x annotated\n"
         );
         assert_eq!(
@@ -930,9 +992,17 @@ async fn scale_a_deployment() {
             ok(k, s, &["scale", "deploy", "web", "-n", &ns, "--replicas=3"]),
             "deployment.apps/web scaled\n"
         );
-        assert_eq!(replicas(), "3 2", "scaling changes the spec: generation + 1");
+        assert_eq!(
+            replicas(),
+            "3 2",
+            "scaling changes the spec: generation + 1"
+        );
 
-        let scale = get_json(k, s, &["get", "deploy", "web", "-n", &ns, "--subresource=scale"]);
+        let scale = get_json(
+            k,
+            s,
+            &["get", "deploy", "web", "-n", &ns, "--subresource=scale"],
+        );
         assert_eq!(scale["apiVersion"], "autoscaling/v1", "{scale}");
         assert_eq!(scale["kind"], "Scale", "{scale}");
         assert_eq!(scale["spec"]["replicas"], 3, "{scale}");
@@ -1000,7 +1070,10 @@ async fn delete_removes_objects() {
         let out = kubectl(k, s, &["get", "cm", "-n", &ns]);
         assert!(out.status.success(), "{}", stderr(&out));
         assert_eq!(stdout(&out), "");
-        assert_eq!(stderr(&out), format!("No resources found in {ns} namespace.\n"));
+        assert_eq!(
+            stderr(&out),
+            format!("No resources found in {ns} namespace.\n")
+        );
     }
 }
 
@@ -1216,9 +1289,21 @@ async fn label_selectors_filter_lists_and_deletes() {
     for (i, k) in env.each() {
         let ns = format!("lsel-{i}");
         env.namespace(k, &ns);
-        env.create(k, &ns, &configmap("web-1", json!({"app": "web", "tier": "front"}), json!({})));
-        env.create(k, &ns, &configmap("web-2", json!({"app": "web"}), json!({})));
-        env.create(k, &ns, &configmap("api-1", json!({"app": "api"}), json!({})));
+        env.create(
+            k,
+            &ns,
+            &configmap("web-1", json!({"app": "web", "tier": "front"}), json!({})),
+        );
+        env.create(
+            k,
+            &ns,
+            &configmap("web-2", json!({"app": "web"}), json!({})),
+        );
+        env.create(
+            k,
+            &ns,
+            &configmap("api-1", json!({"app": "api"}), json!({})),
+        );
         env.create(k, &ns, &configmap("plain", json!({}), json!({})));
         env.create(k, &ns, &deployment("web", 1));
 
@@ -1226,14 +1311,21 @@ async fn label_selectors_filter_lists_and_deletes() {
             ("app=web", "configmap/web-1\nconfigmap/web-2\n"),
             ("app==web", "configmap/web-1\nconfigmap/web-2\n"),
             ("app!=web", "configmap/api-1\nconfigmap/plain\n"),
-            ("app in (web,api)", "configmap/api-1\nconfigmap/web-1\nconfigmap/web-2\n"),
+            (
+                "app in (web,api)",
+                "configmap/api-1\nconfigmap/web-1\nconfigmap/web-2\n",
+            ),
             ("app notin (web)", "configmap/api-1\nconfigmap/plain\n"),
             ("app", "configmap/api-1\nconfigmap/web-1\nconfigmap/web-2\n"),
             ("!app", "configmap/plain\n"),
             ("app=web,tier=front", "configmap/web-1\n"),
         ] {
             assert_eq!(
-                ok(k, s, &["get", "cm", "-n", &ns, "-l", selector, "-o", "name"]),
+                ok(
+                    k,
+                    s,
+                    &["get", "cm", "-n", &ns, "-l", selector, "-o", "name"]
+                ),
                 expected,
                 "-l {selector:?}"
             );
@@ -1242,14 +1334,21 @@ async fn label_selectors_filter_lists_and_deletes() {
         let table = ok(k, s, &["get", "cm", "-n", &ns, "--selector", "app=web"]);
         assert_eq!(column(&table, 0), ["NAME", "web-1", "web-2"], "{table}");
         assert_eq!(
-            ok(k, s, &["get", "deploy,cm", "-n", &ns, "-l", "app=web", "-o", "name"]),
+            ok(
+                k,
+                s,
+                &["get", "deploy,cm", "-n", &ns, "-l", "app=web", "-o", "name"]
+            ),
             "deployment.apps/web\nconfigmap/web-1\nconfigmap/web-2\n"
         );
 
         let out = kubectl(k, s, &["get", "cm", "-n", &ns, "-l", "app=nothing"]);
         assert!(out.status.success(), "{}", stderr(&out));
         assert_eq!(stdout(&out), "");
-        assert_eq!(stderr(&out), format!("No resources found in {ns} namespace.\n"));
+        assert_eq!(
+            stderr(&out),
+            format!("No resources found in {ns} namespace.\n")
+        );
 
         let out = ok(k, s, &["delete", "cm", "-n", &ns, "-l", "app=web"]);
         let lines: Vec<String> = out.lines().map(|l| format!("{l}\n")).collect();
@@ -1280,14 +1379,30 @@ async fn field_selectors_filter_lists() {
             ok(
                 k,
                 s,
-                &["get", "cm", "-n", &ns, "--field-selector", "metadata.name=x", "-o", "name"]
+                &[
+                    "get",
+                    "cm",
+                    "-n",
+                    &ns,
+                    "--field-selector",
+                    "metadata.name=x",
+                    "-o",
+                    "name"
+                ]
             ),
             "configmap/x\n"
         );
         let table = ok(
             k,
             s,
-            &["get", "cm", "-n", &ns, "--field-selector", "metadata.name!=x"],
+            &[
+                "get",
+                "cm",
+                "-n",
+                &ns,
+                "--field-selector",
+                "metadata.name!=x",
+            ],
         );
         assert_eq!(column(&table, 0), ["NAME", "y"], "{table}");
         let across = ok(
@@ -1308,7 +1423,16 @@ async fn field_selectors_filter_lists() {
             ok(
                 k,
                 s,
-                &["get", "secrets", "-n", &ns, "--field-selector", "type=Opaque", "-o", "name"]
+                &[
+                    "get",
+                    "secrets",
+                    "-n",
+                    &ns,
+                    "--field-selector",
+                    "type=Opaque",
+                    "-o",
+                    "name"
+                ]
             ),
             "secret/opaque\n"
         );
@@ -1316,7 +1440,14 @@ async fn field_selectors_filter_lists() {
             ok(
                 k,
                 s,
-                &["get", "ns", "--field-selector", &format!("metadata.name={ns}"), "-o", "name"]
+                &[
+                    "get",
+                    "ns",
+                    "--field-selector",
+                    &format!("metadata.name={ns}"),
+                    "-o",
+                    "name"
+                ]
             ),
             format!("namespace/{ns}\n")
         );
@@ -1324,17 +1455,34 @@ async fn field_selectors_filter_lists() {
         let out = kubectl(
             k,
             s,
-            &["get", "cm", "-n", &ns, "--field-selector", "metadata.name=nothing"],
+            &[
+                "get",
+                "cm",
+                "-n",
+                &ns,
+                "--field-selector",
+                "metadata.name=nothing",
+            ],
         );
         assert!(out.status.success(), "{}", stderr(&out));
-        assert_eq!(stderr(&out), format!("No resources found in {ns} namespace.\n"));
+        assert_eq!(
+            stderr(&out),
+            format!("No resources found in {ns} namespace.\n")
+        );
 
         // The upstream conversion error for a field Secrets do not index.
         assert_eq!(
             err(
                 k,
                 s,
-                &["get", "secrets", "-n", &ns, "--field-selector", "spec.foo=x"]
+                &[
+                    "get",
+                    "secrets",
+                    "-n",
+                    &ns,
+                    "--field-selector",
+                    "spec.foo=x"
+                ]
             ),
             "Error from server (BadRequest): Unable to find \"/v1, Resource=secrets\" that match \
              label selector \"\", field selector \"spec.foo=x\": field label not supported: \
@@ -1361,7 +1509,13 @@ async fn create_subcommands_build_the_objects() {
             ok(
                 k,
                 s,
-                &["get", "ns", &ns, "-o", "jsonpath={.metadata.name} {.status.phase}"]
+                &[
+                    "get",
+                    "ns",
+                    &ns,
+                    "-o",
+                    "jsonpath={.metadata.name} {.status.phase}"
+                ]
             ),
             format!("{ns} Active")
         );
@@ -1393,7 +1547,15 @@ async fn create_subcommands_build_the_objects() {
             ok(
                 k,
                 s,
-                &["create", "secret", "generic", "s", "-n", &ns, "--from-literal=k=v"]
+                &[
+                    "create",
+                    "secret",
+                    "generic",
+                    "s",
+                    "-n",
+                    &ns,
+                    "--from-literal=k=v"
+                ]
             ),
             "secret/s created\n"
         );
@@ -1401,7 +1563,15 @@ async fn create_subcommands_build_the_objects() {
             ok(
                 k,
                 s,
-                &["get", "secret", "s", "-n", &ns, "-o", "jsonpath={.type} {.data.k}"]
+                &[
+                    "get",
+                    "secret",
+                    "s",
+                    "-n",
+                    &ns,
+                    "-o",
+                    "jsonpath={.type} {.data.k}"
+                ]
             ),
             "Opaque dg=="
         );
@@ -1429,7 +1599,11 @@ async fn create_subcommands_build_the_objects() {
         let d = get_json(k, s, &["get", "deploy", "d", "-n", &ns]);
         assert_eq!(d["metadata"]["labels"], json!({"app": "d"}), "{d}");
         assert_eq!(d["spec"]["replicas"], 2, "{d}");
-        assert_eq!(d["spec"]["selector"], json!({"matchLabels": {"app": "d"}}), "{d}");
+        assert_eq!(
+            d["spec"]["selector"],
+            json!({"matchLabels": {"app": "d"}}),
+            "{d}"
+        );
         assert_eq!(
             d["spec"]["template"]["metadata"]["labels"],
             json!({"app": "d"}),
@@ -1452,15 +1626,27 @@ async fn tables_have_the_upstream_columns() {
     for (i, k) in env.each() {
         let ns = format!("tables-{i}");
         env.namespace(k, &ns);
-        env.create(k, &ns, &configmap("x", json!({"app": "web"}), json!({"a": "1", "b": "2"})));
+        env.create(
+            k,
+            &ns,
+            &configmap("x", json!({"app": "web"}), json!({"a": "1", "b": "2"})),
+        );
         env.create(k, &ns, &secret("s", "Opaque"));
         env.create(k, &ns, &deployment("web", 2));
         env.create(k, &ns, &replicaset("web-abc", "web", None));
 
         // (command, header, the row without its AGE cell)
         let cases: [(&[&str], &[&str], &[&str]); 5] = [
-            (&["get", "ns", &ns], &["NAME", "STATUS", "AGE"], &[&ns, "Active"]),
-            (&["get", "cm", "x", "-n", &ns], &["NAME", "DATA", "AGE"], &["x", "2"]),
+            (
+                &["get", "ns", &ns],
+                &["NAME", "STATUS", "AGE"],
+                &[&ns, "Active"],
+            ),
+            (
+                &["get", "cm", "x", "-n", &ns],
+                &["NAME", "DATA", "AGE"],
+                &["x", "2"],
+            ),
             (
                 &["get", "secret", "s", "-n", &ns],
                 &["NAME", "TYPE", "DATA", "AGE"],
@@ -1484,7 +1670,11 @@ async fn tables_have_the_upstream_columns() {
             assert_eq!(rows[0], want_header, "{}:\n{table}", kc::describe(k, args));
             let (age, row) = rows[1].split_last().expect("a row");
             assert_eq!(row, want_row, "{}:\n{table}", kc::describe(k, args));
-            assert!(is_age(age), "{}: AGE {age:?}:\n{table}", kc::describe(k, args));
+            assert!(
+                is_age(age),
+                "{}: AGE {age:?}:\n{table}",
+                kc::describe(k, args)
+            );
         }
 
         // Several kinds, all namespaces, labels as columns.
@@ -1498,7 +1688,11 @@ async fn tables_have_the_upstream_columns() {
         );
         assert_eq!(header(tables[1]), ["NAME", "DATA", "AGE"], "{out}");
         let table = ok(k, s, &["get", "cm", "-A"]);
-        assert_eq!(header(&table), ["NAMESPACE", "NAME", "DATA", "AGE"], "{table}");
+        assert_eq!(
+            header(&table),
+            ["NAMESPACE", "NAME", "DATA", "AGE"],
+            "{table}"
+        );
         let table = ok(k, s, &["get", "cm", "x", "-n", &ns, "--show-labels"]);
         assert_eq!(header(&table), ["NAME", "DATA", "AGE", "LABELS"], "{table}");
         assert_eq!(cell(&table, 1, 3), "app=web", "{table}");
@@ -1533,7 +1727,16 @@ async fn wide_output_adds_the_upstream_columns() {
                     "IMAGES",
                     "SELECTOR"
                 ],
-                vec!["web", "0/2", "0", "0", cell(&table, 1, 4), "web", "nginx:1.27", "app=web"],
+                vec![
+                    "web",
+                    "0/2",
+                    "0",
+                    "0",
+                    cell(&table, 1, 4),
+                    "web",
+                    "nginx:1.27",
+                    "app=web"
+                ],
             ],
             "{table}"
         );
@@ -1551,7 +1754,16 @@ async fn wide_output_adds_the_upstream_columns() {
                     "IMAGES",
                     "SELECTOR"
                 ],
-                vec!["web-abc", "2", "0", "0", cell(&table, 1, 4), "web", "nginx:1.27", "app=web"],
+                vec![
+                    "web-abc",
+                    "2",
+                    "0",
+                    "0",
+                    cell(&table, 1, 4),
+                    "web",
+                    "nginx:1.27",
+                    "app=web"
+                ],
             ],
             "{table}"
         );
