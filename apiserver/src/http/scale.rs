@@ -114,10 +114,13 @@ pub async fn handle(
         )?,
         _ => return Err(ApiError::method_not_allowed()),
     };
-    let replicas = wanted_scale
-        .pointer("/spec/replicas")
-        .and_then(Value::as_i64)
-        .ok_or_else(|| ApiError::bad_request("Scale must set spec.replicas"))?;
+    // autoscaling/v1 omits `replicas: 0`; a missing field reads as 0, as in Go.
+    let replicas = match wanted_scale.pointer("/spec/replicas") {
+        None | Some(Value::Null) => 0,
+        Some(v) => v
+            .as_i64()
+            .ok_or_else(|| ApiError::bad_request("Scale spec.replicas must be an integer"))?,
+    };
     if replicas < 0 {
         return Err(ApiError::invalid(
             "autoscaling",
