@@ -43,4 +43,9 @@ echo "== build"
 cargo build --bin skein
 
 echo "== tests"
-cargo test --no-fail-fast "$@"
+status=0
+cargo test --no-fail-fast "$@" || status=$?
+
+echo "== kubectl suite again, on etcd"
+SKEIN_TEST_BACKEND=etcd cargo test -p skein-tests --test kubectl "$@" || status=$?
+exit $status

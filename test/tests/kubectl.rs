@@ -165,8 +165,10 @@ fn assert_deleted(k: &Path, printed: &str, what: &str, namespace: Option<&str>) 
 
 /// One test's server, its scratch directory and the kubectls to run.
 struct Env {
-    // Field order is drop order: the server stops before its directory goes.
+    // Field order is drop order: the server stops before its directory and
+    // its etcd go.
     server: Server,
+    _etcd: Option<skein_tests::etcd::Etcd>,
     dir: tempfile::TempDir,
     kubectls: Vec<PathBuf>,
     files: Cell<usize>,
@@ -174,12 +176,28 @@ struct Env {
 
 /// Starts a server for one test. Fails (does not skip) if kubectl or the
 /// skein binary is missing.
+///
+/// The store is the embedded one, or a real etcd when `SKEIN_TEST_BACKEND=etcd`
+/// (hack/test.sh runs this suite both ways).
 async fn start() -> Env {
     let kubectls = kubectl_binaries();
     let dir = tempfile::tempdir().expect("tempdir");
-    let server = Server::start(&dir.path().join("data"), &[]).await;
+    let backend = std::env::var("SKEIN_TEST_BACKEND").unwrap_or_default();
+    let etcd = match backend.as_str() {
+        "" | "embedded" => None,
+        "etcd" => Some(
+            tokio::task::spawn_blocking(skein_tests::etcd::Etcd::start)
+                .await
+                .expect("start etcd"),
+        ),
+        other => panic!("SKEIN_TEST_BACKEND must be embedded or etcd, not {other:?}"),
+    };
+    let flag = etcd.as_ref().map(|e| format!("--etcd-servers={}", e.endpoint()));
+    let extra: Vec<&str> = flag.iter().map(String::as_str).collect();
+    let server = Server::start(&dir.path().join("data"), &extra).await;
     Env {
         server,
+        _etcd: etcd,
         dir,
         kubectls,
         files: Cell::new(0),
