@@ -433,6 +433,8 @@ async fn bad_query_parameters_are_rejected_before_anything_happens() {
         "limit=abc",
         "watch=1&timeoutSeconds=soon",
         "watch=1&allowWatchBookmarks=perhaps",
+        "timeoutSeconds=soon",
+        "allowWatchBookmarks=perhaps",
     ] {
         api.get(&format!("{}?{q}", cms("default")))
             .await
@@ -1645,6 +1647,7 @@ async fn deployment_tables() {
     let cells = row["cells"].as_array().expect("cells");
     assert_eq!(cells.len(), 8, "{row}");
     assert_eq!(cells[0], "web");
+    assert_eq!(cells[1], "0/2", "ready/desired: {row}");
     assert_eq!(cells[5], "web");
     assert_eq!(cells[6], "nginx:1.27");
     assert_eq!(cells[7], "app=web");

@@ -260,6 +260,10 @@ async fn list(
     call: &Call,
 ) -> Result<Response, ApiError> {
     let q = &call.query;
+    // Parsed as upstream parses ListOptions, even where a list ignores them.
+    q.int("timeoutSeconds")?;
+    q.bool("allowWatchBookmarks")?;
+    q.bool("sendInitialEvents")?;
     let filter = Filter::parse(res, q.get("labelSelector"), q.get("fieldSelector"))?;
     let limit = q.int("limit")?.unwrap_or(0).max(0) as usize;
     let query = ListQuery {
