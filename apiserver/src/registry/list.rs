@@ -68,6 +68,7 @@ impl Registry {
         ns: Option<&str>,
         q: &ListQuery,
     ) -> Result<ListPage, ApiError> {
+        validate_match(q)?;
         let prefix = key::prefix(res, ns);
         let (mut at, mut start_after) = (0, None);
         if let Some(token) = q.continue_token.as_deref().filter(|t| !t.is_empty()) {
@@ -161,6 +162,32 @@ impl Registry {
             revision,
             continue_token,
         })
+    }
+}
+
+/// Upstream's `ListOptions` checks of `resourceVersionMatch` (422).
+fn validate_match(q: &ListQuery) -> Result<(), ApiError> {
+    let Some(m) = q.resource_version_match.as_deref().filter(|m| !m.is_empty()) else {
+        return Ok(());
+    };
+    let rv = q.resource_version.as_deref().unwrap_or("");
+    let why = if q.continue_token.as_deref().is_some_and(|c| !c.is_empty()) {
+        Some("resourceVersionMatch is forbidden when continue is provided".to_string())
+    } else if rv.is_empty() {
+        Some("resourceVersionMatch is forbidden unless resourceVersion is provided".to_string())
+    } else if m == "Exact" && rv == "0" {
+        Some("resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"".to_string())
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(ApiError::invalid(
+            "meta.k8s.io",
+            "ListOptions",
+            "",
+            vec![crate::http::status::Cause::forbidden("resourceVersionMatch", why)],
+        )),
+        None => Ok(()),
     }
 }
 
