@@ -78,8 +78,9 @@ impl Etcd {
     /// answers `/health`.
     pub fn cluster(n: usize) -> Etcd {
         let bin = etcd_binary();
-        let peers: Vec<(String, u16, u16)> =
-            (0..n).map(|i| (format!("m{i}"), free_port(), free_port())).collect();
+        let peers: Vec<(String, u16, u16)> = (0..n)
+            .map(|i| (format!("m{i}"), free_port(), free_port()))
+            .collect();
         let initial: Vec<String> = peers
             .iter()
             .map(|(name, _, peer)| format!("{name}=http://127.0.0.1:{peer}"))
@@ -92,22 +93,37 @@ impl Etcd {
             let client_url = format!("http://127.0.0.1:{client}");
             let peer_url = format!("http://127.0.0.1:{peer}");
             let child = Command::new(&bin)
-                .arg("--name").arg(name)
-                .arg("--data-dir").arg(dir.path().join("data"))
-                .arg("--listen-client-urls").arg(&client_url)
-                .arg("--advertise-client-urls").arg(&client_url)
-                .arg("--listen-peer-urls").arg(&peer_url)
-                .arg("--initial-advertise-peer-urls").arg(&peer_url)
-                .arg("--initial-cluster").arg(initial.join(","))
-                .arg("--initial-cluster-state").arg("new")
-                .arg("--initial-cluster-token").arg(&token)
-                .arg("--logger").arg("zap")
+                .arg("--name")
+                .arg(name)
+                .arg("--data-dir")
+                .arg(dir.path().join("data"))
+                .arg("--listen-client-urls")
+                .arg(&client_url)
+                .arg("--advertise-client-urls")
+                .arg(&client_url)
+                .arg("--listen-peer-urls")
+                .arg(&peer_url)
+                .arg("--initial-advertise-peer-urls")
+                .arg(&peer_url)
+                .arg("--initial-cluster")
+                .arg(initial.join(","))
+                .arg("--initial-cluster-state")
+                .arg("new")
+                .arg("--initial-cluster-token")
+                .arg(&token)
+                .arg("--logger")
+                .arg("zap")
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::from(log))
                 .spawn()
                 .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
-            members.push(EtcdMember { name: name.clone(), client_url, child: Some(child), dir });
+            members.push(EtcdMember {
+                name: name.clone(),
+                client_url,
+                child: Some(child),
+                dir,
+            });
         }
         let etcd = Etcd { members };
         for m in &etcd.members {
@@ -118,7 +134,11 @@ impl Etcd {
 
     /// Client URLs of the members that are still running.
     pub fn endpoints(&self) -> Vec<String> {
-        self.members.iter().filter(|m| m.child.is_some()).map(|m| m.client_url.clone()).collect()
+        self.members
+            .iter()
+            .filter(|m| m.child.is_some())
+            .map(|m| m.client_url.clone())
+            .collect()
     }
 
     /// The first member's client URL.
@@ -142,7 +162,10 @@ fn wait_healthy(m: &EtcdMember) {
             let log = m.dir.path().join("etcd.log");
             let tail = std::fs::read_to_string(&log).unwrap_or_default();
             let tail: String = tail.lines().rev().take(20).collect::<Vec<_>>().join("\n");
-            panic!("etcd member {} did not become healthy in 30s; log tail:\n{tail}", m.name);
+            panic!(
+                "etcd member {} did not become healthy in 30s; log tail:\n{tail}",
+                m.name
+            );
         }
         std::thread::sleep(Duration::from_millis(100));
     }
