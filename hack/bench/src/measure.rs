@@ -19,12 +19,49 @@ pub struct Cell {
     latencies_ns: Vec<u64>,
     /// Successful operations of each task (task `t` did indexes `0..per_task[t]`).
     pub per_task: Vec<u64>,
-    /// Share of the machine other processes used meanwhile (see
-    /// [`CpuSnapshot`]): the cell is suspect when this is large.
-    pub others: f64,
+    /// What other processes did meanwhile: the cell is suspect when
+    /// [`Others::disturbing`].
+    pub others: Others,
 }
 
 impl Cell {
+    /// One cell from several runs of the same measurement (rounds): counts
+    /// and times add up, latencies pool, interference is time-weighted.
+    pub fn merge(parts: Vec<Cell>) -> Cell {
+        let mut merged = Cell {
+            ok: 0,
+            errors: 0,
+            first_error: None,
+            elapsed: Duration::ZERO,
+            latencies_ns: Vec::new(),
+            per_task: Vec::new(),
+            others: Others::default(),
+        };
+        for part in parts {
+            let secs = part.elapsed.as_secs_f64();
+            merged.others.cpu += part.others.cpu * secs;
+            merged.others.disk_read_mb_s += part.others.disk_read_mb_s * secs;
+            merged.ok += part.ok;
+            merged.errors += part.errors;
+            merged.first_error = merged.first_error.or(part.first_error);
+            merged.elapsed += part.elapsed;
+            merged.latencies_ns.extend(part.latencies_ns);
+            if merged.per_task.len() < part.per_task.len() {
+                merged.per_task.resize(part.per_task.len(), 0);
+            }
+            for (sum, n) in merged.per_task.iter_mut().zip(part.per_task) {
+                *sum += n;
+            }
+        }
+        let total = merged.elapsed.as_secs_f64();
+        if total > 0.0 {
+            merged.others.cpu /= total;
+            merged.others.disk_read_mb_s /= total;
+        }
+        merged.latencies_ns.sort_unstable();
+        merged
+    }
+
     /// Successful operations per second.
     pub fn rate(&self) -> f64 {
         self.ok as f64 / self.elapsed.as_secs_f64()
@@ -50,7 +87,7 @@ where
     Fut: Future<Output = anyhow::Result<()>> + Send + 'static,
 {
     let op = Arc::new(op);
-    let cpu = CpuSnapshot::now();
+    let load = LoadSnapshot::now();
     let start = Instant::now();
     let deadline = start + duration;
     let tasks: Vec<_> = (0..concurrency)
@@ -84,7 +121,7 @@ where
         elapsed: Duration::ZERO,
         latencies_ns: Vec::new(),
         per_task: Vec::with_capacity(concurrency),
-        others: 0.0,
+        others: Others::default(),
     };
     for task in tasks {
         let (latencies, ok, errors, first_error) = task.await.expect("a benchmark task panicked");
@@ -97,7 +134,7 @@ where
         }
     }
     cell.elapsed = start.elapsed();
-    cell.others = CpuSnapshot::now().others_since(&cpu);
+    cell.others = LoadSnapshot::now().others_since(&load);
     cell.latencies_ns.sort_unstable();
     cell
 }
@@ -136,23 +173,47 @@ pub fn command_line(program: &str, args: &[&str]) -> String {
     }
 }
 
-/// CPU time used so far, in seconds: by the whole machine (busy, all cores)
-/// and by this process with its direct children (etcd). The difference
-/// over an interval is what other processes took from the benchmark.
+/// What other processes did to the machine over an interval: they compete
+/// with the benchmark for the 2 cores and, through the shared disk, for
+/// fsync latency.
+#[derive(Clone, Copy, Default)]
+pub struct Others {
+    /// Share of all cores (0..=1) they used.
+    pub cpu: f64,
+    /// MB/s they read from disk (the benchmark itself reads nothing: its data
+    /// stays in the page cache), e.g. a build loading its artifacts.
+    pub disk_read_mb_s: f64,
+}
+
+impl Others {
+    /// Whether a measurement taken meanwhile is suspect.
+    pub fn disturbing(&self) -> bool {
+        self.cpu > 0.10 || self.disk_read_mb_s > 2.0
+    }
+}
+
+/// Machine-wide counters and this process's own share of them (with its
+/// direct children, i.e. etcd). The difference between two snapshots is what
+/// other processes did meanwhile.
 #[derive(Clone, Copy)]
-pub struct CpuSnapshot {
+pub struct LoadSnapshot {
     at: Instant,
-    machine: f64,
-    ours: f64,
+    /// Busy CPU seconds of the machine, all cores.
+    machine_cpu: f64,
+    our_cpu: f64,
+    /// Bytes read from the machine's disks.
+    disk_read: f64,
+    our_read: f64,
 }
 
 /// Clock ticks per second of /proc (USER_HZ; 100 on Linux).
 const TICKS: f64 = 100.0;
 
-impl CpuSnapshot {
-    /// Reads /proc. Zeros where it is unreadable (then nothing is flagged).
-    pub fn now() -> CpuSnapshot {
-        let machine = std::fs::read_to_string("/proc/stat")
+impl LoadSnapshot {
+    /// Reads /proc and /sys. Zeros where they are unreadable (then nothing is
+    /// flagged).
+    pub fn now() -> LoadSnapshot {
+        let machine_cpu = std::fs::read_to_string("/proc/stat")
             .ok()
             .and_then(|s| {
                 let first = s.lines().next()?.to_owned();
@@ -171,7 +232,8 @@ impl CpuSnapshot {
             })
             .unwrap_or(0.0);
         let me = std::process::id();
-        let mut ours = proc_cpu_ticks(me).map_or(0.0, |(t, _)| t);
+        let mut ours: Vec<u32> = vec![me];
+        let mut our_cpu = 0.0;
         if let Ok(dir) = std::fs::read_dir("/proc") {
             for entry in dir.flatten() {
                 let Some(pid) = entry
@@ -182,29 +244,38 @@ impl CpuSnapshot {
                     continue;
                 };
                 if let Some((ticks, ppid)) = proc_cpu_ticks(pid)
-                    && ppid == me
+                    && (pid == me || ppid == me)
                 {
-                    ours += ticks;
+                    our_cpu += ticks;
+                    if pid != me {
+                        ours.push(pid);
+                    }
                 }
             }
         }
-        CpuSnapshot {
+        let our_read = ours.iter().filter_map(|&p| proc_read_bytes(p)).sum();
+        LoadSnapshot {
             at: Instant::now(),
-            machine: machine / TICKS,
-            ours: ours / TICKS,
+            machine_cpu: machine_cpu / TICKS,
+            our_cpu: our_cpu / TICKS,
+            disk_read: disk_read_bytes(),
+            our_read,
         }
     }
 
-    /// Share of the machine (0..=1 of all cores) that other processes used
-    /// since `earlier`.
-    pub fn others_since(&self, earlier: &CpuSnapshot) -> f64 {
+    /// What other processes did since `earlier`.
+    pub fn others_since(&self, earlier: &LoadSnapshot) -> Others {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
         let wall = self.at.duration_since(earlier.at).as_secs_f64();
         if wall <= 0.0 {
-            return 0.0;
+            return Others::default();
         }
-        let others = (self.machine - earlier.machine) - (self.ours - earlier.ours);
-        (others / (wall * cores)).clamp(0.0, 1.0)
+        let cpu = (self.machine_cpu - earlier.machine_cpu) - (self.our_cpu - earlier.our_cpu);
+        let read = (self.disk_read - earlier.disk_read) - (self.our_read - earlier.our_read);
+        Others {
+            cpu: (cpu / (wall * cores)).clamp(0.0, 1.0),
+            disk_read_mb_s: (read / wall / 1e6).max(0.0),
+        }
     }
 }
 
@@ -217,4 +288,31 @@ fn proc_cpu_ticks(pid: u32) -> Option<(f64, u32)> {
     let utime: f64 = fields.get(11)?.parse().ok()?;
     let stime: f64 = fields.get(12)?.parse().ok()?;
     Some((utime + stime, ppid))
+}
+
+/// Bytes a process caused to be read from storage (/proc/<pid>/io).
+fn proc_read_bytes(pid: u32) -> Option<f64> {
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
+    io.lines()
+        .find_map(|l| l.strip_prefix("read_bytes:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Bytes read from the machine's disks (not loop, RAM or zram devices).
+fn disk_read_bytes() -> f64 {
+    let Ok(dir) = std::fs::read_dir("/sys/block") else {
+        return 0.0;
+    };
+    dir.flatten()
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            !["loop", "ram", "zram"].iter().any(|p| name.starts_with(p))
+        })
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .filter_map(|stat| {
+            // reads, merges, sectors read, … (512-byte sectors)
+            stat.split_whitespace().nth(2)?.parse::<f64>().ok()
+        })
+        .map(|sectors| sectors * 512.0)
+        .sum()
 }

@@ -18,7 +18,7 @@ use skein_storage::embedded::{EmbeddedOptions, EmbeddedStore};
 use skein_storage::etcd::{EtcdOptions, EtcdStore};
 use skein_storage::{Store, WatchMessage};
 
-use crate::measure::{Cell, CpuSnapshot, command_line, fsync_latency, run_cell};
+use crate::measure::{Cell, LoadSnapshot, command_line, fsync_latency, run_cell};
 
 /// Options of `bench storage`.
 #[derive(clap::Args)]
@@ -26,6 +26,11 @@ pub struct Args {
     /// Seconds each table cell runs.
     #[arg(long, default_value_t = 3.0)]
     seconds: f64,
+    /// Each cell's time is split into this many rounds, run in rotation
+    /// across the systems, so that a change in background load (other
+    /// processes, the disk) hits all of them alike.
+    #[arg(long, default_value_t = 3)]
+    rounds: u32,
     /// Concurrency levels (tasks issuing operations in a loop).
     #[arg(long, value_delimiter = ',', default_value = "1,16,64")]
     concurrency: Vec<usize>,
@@ -48,9 +53,6 @@ const BACKEND_VS_RAW_TARGET: f64 = 0.9;
 const EMBEDDED_VS_RAW_TARGET: f64 = 2.0;
 /// Concurrency at which embedded is compared with raw etcd.
 const EMBEDDED_TARGET_CONCURRENCY: usize = 64;
-/// A cell during which other processes used more of the machine than this
-/// is marked as disturbed.
-const OTHERS_FLAG: f64 = 0.10;
 /// How long watchers may take to catch up after the writers stop.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -59,6 +61,9 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(120);
 enum Target {
     /// etcd-client puts and gets, one client shared by all tasks.
     Raw(Box<etcd_client::Client>),
+    /// etcd-client creating with the etcd backend's compare-and-swap
+    /// transaction: separates etcd's cost of a txn from Skein's client code.
+    RawTxn(Box<etcd_client::Client>),
     /// A Skein storage backend.
     Store(Arc<dyn Store>),
 }
@@ -69,6 +74,15 @@ impl Target {
             Target::Raw(client) => {
                 client.kv_client().put(key, value.to_vec(), None).await?;
             }
+            Target::RawTxn(client) => {
+                use etcd_client::{Compare, CompareOp, Txn, TxnOp};
+                let txn = Txn::new()
+                    .when([Compare::create_revision(key.as_str(), CompareOp::Equal, 0)])
+                    .and_then([TxnOp::put(key.as_str(), value, None)])
+                    .or_else([TxnOp::get(key.as_str(), None)]);
+                let resp = client.kv_client().txn(txn).await?;
+                anyhow::ensure!(resp.succeeded(), "raw txn: {key} exists");
+            }
             Target::Store(store) => {
                 store.create(&key, value).await?;
             }
@@ -78,7 +92,7 @@ impl Target {
 
     async fn get(&self, key: String) -> anyhow::Result<()> {
         match self {
-            Target::Raw(client) => {
+            Target::Raw(client) | Target::RawTxn(client) => {
                 let resp = client.kv_client().get(key.as_str(), None).await?;
                 anyhow::ensure!(resp.kvs().len() == 1, "raw get: {key} is missing");
             }
@@ -255,7 +269,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         .await
         .context("starting etcd")?;
     let endpoint = etcd.endpoint();
-    let run_cpu = CpuSnapshot::now();
+    let run_load = LoadSnapshot::now();
 
     let raw = etcd_client::Client::connect([endpoint.as_str()], None)
         .await
@@ -276,31 +290,47 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     )
     .await
     .context("embedded backend")?;
+    let raw_txn = Target::RawTxn(Box::new(raw.clone()));
     let targets = [
         Target::Raw(Box::new(raw)),
         Target::Store(backend.clone()),
         Target::Store(embedded.clone()),
     ];
     let names = ["raw", "etcd", "embedded"];
+    let rounds = args.rounds.max(1);
+    let slice = secs / rounds;
 
-    // results[op][concurrency index][target index]
+    // [concurrency index][target index]; each cell merges `rounds` slices.
     let mut create_cells: Vec<Vec<Cell>> = Vec::new();
     let mut get_cells: Vec<Vec<Cell>> = Vec::new();
+    // Diagnostic: raw etcd creating with the backend's txn, per concurrency.
+    let mut txn_cells: Vec<Cell> = Vec::new();
     for &c in &args.concurrency {
-        let mut row_c = Vec::new();
-        let mut row_g = Vec::new();
-        for (target, name) in targets.iter().zip(names) {
-            let run = format!("{name}-c{c}");
-            eprintln!("  create  {name:>8}  c={c:<3}");
-            row_c.push(creates(target, &run, c, secs, &value).await);
+        let mut creates_of: Vec<Vec<Cell>> = (0..names.len()).map(|_| Vec::new()).collect();
+        let mut gets_of: Vec<Vec<Cell>> = (0..names.len()).map(|_| Vec::new()).collect();
+        let mut txns = Vec::new();
+        for round in 0..rounds {
+            eprintln!(
+                "  c={c:<3} round {}/{rounds}: creates, then gets",
+                round + 1
+            );
+            for (k, (target, name)) in targets.iter().zip(names).enumerate() {
+                let run = format!("{name}-c{c}-r{round}");
+                creates_of[k].push(creates(target, &run, c, slice, &value).await);
+                if k == 0 {
+                    let run = format!("rawtxn-c{c}-r{round}");
+                    txns.push(creates(&raw_txn, &run, c, slice, &value).await);
+                }
+            }
+            for (k, (target, name)) in targets.iter().zip(names).enumerate() {
+                let run = format!("{name}-c{c}-r{round}");
+                let created = creates_of[k][round as usize].per_task.clone();
+                gets_of[k].push(gets(target, &run, &created, slice, &value).await);
+            }
         }
-        for ((target, name), created) in targets.iter().zip(names).zip(&row_c) {
-            let run = format!("{name}-c{c}");
-            eprintln!("  get     {name:>8}  c={c:<3}");
-            row_g.push(gets(target, &run, &created.per_task, secs, &value).await);
-        }
-        create_cells.push(row_c);
-        get_cells.push(row_g);
+        create_cells.push(creates_of.into_iter().map(Cell::merge).collect());
+        get_cells.push(gets_of.into_iter().map(Cell::merge).collect());
+        txn_cells.push(Cell::merge(txns));
     }
 
     // Watch fan-out: 0 watchers, then `watchers` watchers, per backend.
@@ -332,7 +362,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         fanouts.push((label, base, loaded));
     }
 
-    let others = CpuSnapshot::now().others_since(&run_cpu);
+    let others = LoadSnapshot::now().others_since(&run_load);
     embedded.close().await;
     backend.close().await;
     let etcd_bin = skein_tests::etcd::etcd_binary();
@@ -375,8 +405,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         (
             "settings",
             format!(
-                "{} s per cell, {} B values, tokio multi-thread ({} workers)",
+                "{} s per cell in {} interleaved rounds, {} B values, tokio multi-thread ({} workers)",
                 args.seconds,
+                args.rounds.max(1),
                 args.value_bytes,
                 std::thread::available_parallelism().map_or(0, |n| n.get())
             ),
@@ -406,11 +437,36 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         }
     }
 
+    let _ = writeln!(
+        w,
+        "\n## Diagnostic: the etcd backend's create transaction sent raw\n\n\
+         Raw etcd-client sending the backend's compare-and-swap txn (create_revision = 0 ? put : get), \
+         to tell etcd's cost of a txn from the cost of Skein's client code.\n"
+    );
+    let _ = writeln!(
+        w,
+        "| concurrency | raw put ops/s | raw txn ops/s | p50 / p99 ms | etcd backend ops/s | txn / put | backend / txn |"
+    );
+    let _ = writeln!(w, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for ((c, row), txn) in args.concurrency.iter().zip(&create_cells).zip(&txn_cells) {
+        let _ = writeln!(
+            w,
+            "| {c} | {} | {} | {} | {} | {:.2}× | {:.2}× |",
+            ops(&row[0]),
+            ops(txn),
+            lat(txn),
+            ops(&row[1]),
+            txn.rate() / row[0].rate(),
+            row[1].rate() / txn.rate()
+        );
+    }
+
     let all_cells = || {
         create_cells
             .iter()
             .chain(&get_cells)
             .flatten()
+            .chain(&txn_cells)
             .chain(fanouts.iter().map(|(_, base, _)| base))
             .chain(
                 fanouts
@@ -418,14 +474,20 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                     .filter_map(|(_, _, f)| f.as_ref().ok().map(|f| &f.cell)),
             )
     };
-    let worst = all_cells().map(|c| c.others).fold(0.0, f64::max);
+    let disturbed = all_cells().filter(|c| c.others.disturbing()).count();
+    let worst_cpu = all_cells().map(|c| c.others.cpu).fold(0.0, f64::max);
+    let worst_read = all_cells()
+        .map(|c| c.others.disk_read_mb_s)
+        .fold(0.0, f64::max);
     let _ = writeln!(
         w,
-        "\nOther processes used {:.0}% of the machine over the run (worst cell: {:.0}%); \
-         † marks cells where they used more than {:.0}%, which are suspect.",
-        others * 100.0,
-        worst * 100.0,
-        OTHERS_FLAG * 100.0
+        "\nOther processes over the run: {:.0}% of the CPUs, {:.1} MB/s of disk reads \
+         (worst cell: {:.0}%, {:.1} MB/s). † marks the {disturbed} cells during which they \
+         used more than 10% of the CPUs or read more than 2 MB/s: those numbers are suspect.",
+        others.cpu * 100.0,
+        others.disk_read_mb_s,
+        worst_cpu * 100.0,
+        worst_read,
     );
 
     let _ = writeln!(
@@ -554,7 +616,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
 fn ratio_row(w: &mut String, what: &str, op: &str, c: usize, cells: (&Cell, &Cell), target: f64) {
     let measured = cells.0.rate() / cells.1.rate();
     let verdict = if measured >= target { "PASS" } else { "MISS" };
-    let mark = if cells.0.others > OTHERS_FLAG || cells.1.others > OTHERS_FLAG {
+    let mark = if cells.0.others.disturbing() || cells.1.others.disturbing() {
         " †"
     } else {
         ""
@@ -571,7 +633,7 @@ fn ops(cell: &Cell) -> String {
     if cell.errors > 0 {
         let _ = write!(s, " ({} errors)", cell.errors);
     }
-    if cell.others > OTHERS_FLAG {
+    if cell.others.disturbing() {
         s.push_str(" †");
     }
     s
