@@ -47,5 +47,5 @@ status=0
 cargo test --no-fail-fast "$@" || status=$?
 
 echo "== kubectl suite again, on etcd"
-SKEIN_TEST_BACKEND=etcd cargo test -p skein-tests --test kubectl "$@" || status=$?
+SKEIN_TEST_BACKEND=etcd cargo test --test kubectl "$@" || status=$?
 exit $status
