@@ -78,13 +78,19 @@ pub struct Config {
 /// `30s`, `5m`, `1h`.
 fn parse_duration(s: &str) -> std::result::Result<std::time::Duration, String> {
     let (digits, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
-    let n: u64 = digits.parse().map_err(|_| format!("invalid duration {s:?}"))?;
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("invalid duration {s:?}"))?;
     let ms = match unit {
         "ms" => n,
         "s" | "" => n * 1000,
         "m" => n * 60_000,
         "h" => n * 3_600_000,
-        _ => return Err(format!("invalid duration {s:?}: unit must be ms, s, m or h")),
+        _ => {
+            return Err(format!(
+                "invalid duration {s:?}: unit must be ms, s, m or h"
+            ));
+        }
     };
     Ok(std::time::Duration::from_millis(ms))
 }

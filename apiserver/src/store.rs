@@ -20,7 +20,10 @@ pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>> {
         tracing::info!(path = %path.display(), "opening the embedded store");
         let store = EmbeddedStore::open(
             &path,
-            EmbeddedOptions { retain_history: config.retain_history(), ..EmbeddedOptions::default() },
+            EmbeddedOptions {
+                retain_history: config.retain_history(),
+                ..EmbeddedOptions::default()
+            },
         )
         .await?;
         Ok(store)

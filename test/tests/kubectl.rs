@@ -192,7 +192,9 @@ async fn start() -> Env {
         ),
         other => panic!("SKEIN_TEST_BACKEND must be embedded or etcd, not {other:?}"),
     };
-    let flag = etcd.as_ref().map(|e| format!("--etcd-servers={}", e.endpoint()));
+    let flag = etcd
+        .as_ref()
+        .map(|e| format!("--etcd-servers={}", e.endpoint()));
     let extra: Vec<&str> = flag.iter().map(String::as_str).collect();
     let server = Server::start(&dir.path().join("data"), &extra).await;
     Env {

@@ -24,7 +24,11 @@ pub async fn serve(
     headers: &HeaderMap,
 ) -> Result<Response, ApiError> {
     let mut tables = if super::api::wants_table(headers) {
-        Some(crate::table::WatchTables::new(res.group, res.kind, super::api::include_object(q)?))
+        Some(crate::table::WatchTables::new(
+            res.group,
+            res.kind,
+            super::api::include_object(q)?,
+        ))
     } else {
         None
     };

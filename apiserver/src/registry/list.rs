@@ -167,7 +167,11 @@ impl Registry {
 
 /// Upstream's `ListOptions` checks of `resourceVersionMatch` (422).
 fn validate_match(q: &ListQuery) -> Result<(), ApiError> {
-    let Some(m) = q.resource_version_match.as_deref().filter(|m| !m.is_empty()) else {
+    let Some(m) = q
+        .resource_version_match
+        .as_deref()
+        .filter(|m| !m.is_empty())
+    else {
         return Ok(());
     };
     let rv = q.resource_version.as_deref().unwrap_or("");
@@ -185,7 +189,10 @@ fn validate_match(q: &ListQuery) -> Result<(), ApiError> {
             "meta.k8s.io",
             "ListOptions",
             "",
-            vec![crate::http::status::Cause::forbidden("resourceVersionMatch", why)],
+            vec![crate::http::status::Cause::forbidden(
+                "resourceVersionMatch",
+                why,
+            )],
         )),
         None => Ok(()),
     }

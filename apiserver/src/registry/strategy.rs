@@ -63,7 +63,10 @@ pub fn prepare_for_create(res: &ResourceInfo, obj: &mut Value) {
             map.insert("status".into(), json!({"phase": "Pending"}));
         }
         ("", "secrets") => {
-            let empty = map.get("type").and_then(Value::as_str).is_none_or(str::is_empty);
+            let empty = map
+                .get("type")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty);
             if empty {
                 map.insert("type".into(), json!("Opaque"));
             }
