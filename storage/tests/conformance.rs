@@ -4,6 +4,8 @@
 //! Tests never assume that the first revision is 1: they read the current
 //! revision first and reason from there.
 
+#![allow(clippy::unwrap_used)] // tests: clippy's allow-unwrap-in-tests does not reach tests/ (rust-clippy#13981)
+
 mod support;
 
 use std::sync::Arc;

@@ -5,6 +5,8 @@
 //! The child is this test binary itself, re-run with `SKEIN_CRASH_CHILD`
 //! set so that only `crash_child` does anything.
 
+#![allow(clippy::unwrap_used)] // tests: clippy's allow-unwrap-in-tests does not reach tests/ (rust-clippy#13981)
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

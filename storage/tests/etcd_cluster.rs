@@ -1,6 +1,8 @@
 //! A three-member etcd on loopback: kill one member while writing. No
 //! acknowledged write is lost and the client keeps working.
 
+#![allow(clippy::unwrap_used)] // tests: clippy's allow-unwrap-in-tests does not reach tests/ (rust-clippy#13981)
+
 mod support;
 
 use std::sync::Arc;

@@ -2,6 +2,8 @@
 //! the pure reference model and from each backend, and a watch from the
 //! start must deliver exactly the model's event history.
 
+#![allow(clippy::unwrap_used)] // tests: clippy's allow-unwrap-in-tests does not reach tests/ (rust-clippy#13981)
+
 mod support;
 
 use std::time::Duration;

@@ -84,7 +84,7 @@ async fn resource_call(state: AppState, call: Call, p: ResourcePath) -> Result<R
     let Some(res) = resource::find(&p.group, &p.version, &p.resource) else {
         return Err(ApiError::path_not_found());
     };
-    if res.namespaced == false && p.namespace.is_some() {
+    if !res.namespaced && p.namespace.is_some() {
         return Err(ApiError::path_not_found());
     }
     let ns = p.namespace.as_deref();

@@ -9,7 +9,9 @@ use serde::Serialize;
 /// An error answered to a client as a `metav1.Status`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ApiError {
-    status: Status,
+    /// Boxed: errors travel in `Result`s on every request path and should
+    /// keep them small.
+    status: Box<Status>,
 }
 
 impl ApiError {
@@ -17,14 +19,14 @@ impl ApiError {
     /// `metav1.StatusReason` such as `NotFound`) and a human `message`.
     pub fn new(code: StatusCode, reason: &str, message: impl Into<String>) -> Self {
         ApiError {
-            status: Status {
+            status: Box::new(Status {
                 code: Some(i32::from(code.as_u16())),
                 details: None,
                 message: Some(message.into()),
                 metadata: ListMeta::default(),
                 reason: Some(reason.to_string()),
                 status: Some("Failure".to_string()),
-            },
+            }),
         }
     }
 

@@ -83,15 +83,15 @@ pub fn prepare_for_create(res: &ResourceInfo, obj: &mut Value) {
 /// Update of the main resource: status is kept from `old`; generation is
 /// bumped when anything outside metadata and status changed.
 pub fn prepare_for_update(res: &ResourceInfo, new: &mut Value, old: &Value) {
-    if res.status {
-        if let Some(map) = new.as_object_mut() {
-            match old.get("status") {
-                Some(status) => {
-                    map.insert("status".into(), status.clone());
-                }
-                None => {
-                    map.remove("status");
-                }
+    if res.status
+        && let Some(map) = new.as_object_mut()
+    {
+        match old.get("status") {
+            Some(status) => {
+                map.insert("status".into(), status.clone());
+            }
+            None => {
+                map.remove("status");
             }
         }
     }
