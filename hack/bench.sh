@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Skein's benchmarks (docs/benchmarks.md): a release build of hack/bench.
 #
-#   hack/bench.sh storage              # the storage table, about 2 minutes
+#   hack/bench.sh storage              # the storage report, about 1.5 minutes
 #   hack/bench.sh storage --seconds 1  # quicker, noisier
 #   hack/bench.sh --help
 #
