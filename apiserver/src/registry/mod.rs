@@ -205,21 +205,7 @@ impl Registry {
         if !obj.is_object() {
             return Err(ApiError::bad_request("the object must be a JSON object"));
         }
-        // Namespace: defaulted from the URL, must match it, cleared for
-        // cluster-scoped kinds.
-        if res.namespaced {
-            match meta_str(&obj, "namespace") {
-                None | Some("") => set_meta(&mut obj, "namespace", Some(json!(ns))),
-                Some(n) if n != ns => {
-                    return Err(ApiError::bad_request(
-                        "the namespace of the provided object does not match the namespace sent on the request",
-                    ));
-                }
-                Some(_) => {}
-            }
-        } else {
-            set_meta(&mut obj, "namespace", None);
-        }
+        reconcile_namespace(res, &mut obj, ns)?;
         let generate = meta_str(&obj, "generateName").map(str::to_string);
         if meta_str(&obj, "name").unwrap_or("").is_empty()
             && let Some(prefix) = &generate
@@ -314,19 +300,7 @@ impl Registry {
             }
             _ => set_meta(&mut obj, "name", Some(json!(name))),
         }
-        if res.namespaced {
-            match meta_str(&obj, "namespace") {
-                None | Some("") => set_meta(&mut obj, "namespace", Some(json!(ns))),
-                Some(n) if n != ns => {
-                    return Err(ApiError::bad_request(
-                        "the namespace of the provided object does not match the namespace sent on the request",
-                    ));
-                }
-                Some(_) => {}
-            }
-        } else {
-            set_meta(&mut obj, "namespace", None);
-        }
+        reconcile_namespace(res, &mut obj, ns)?;
         let expected = meta_str(&obj, "resourceVersion")
             .filter(|s| !s.is_empty())
             .map(|s| parse_rv(s, res, name))
@@ -655,6 +629,25 @@ impl Registry {
             "too many concurrent updates",
         ))
     }
+}
+
+/// The object's namespace against the URL's (upstream `rest/meta.go`):
+/// defaulted from the URL, must match it, cleared for cluster-scoped kinds.
+fn reconcile_namespace(res: &ResourceInfo, obj: &mut Value, ns: &str) -> Result<(), ApiError> {
+    if !res.namespaced {
+        set_meta(obj, "namespace", None);
+        return Ok(());
+    }
+    match meta_str(obj, "namespace") {
+        None | Some("") => set_meta(obj, "namespace", Some(json!(ns))),
+        Some(n) if n != ns => {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+        Some(_) => {}
+    }
+    Ok(())
 }
 
 /// Whether a Namespace still has `spec.finalizers` (its controller's).
