@@ -214,36 +214,11 @@ async fn collect_dependent(
     }
 }
 
-async fn remove_owner_ref(registry: &Registry, node: &Node, owner: &str) -> Result<(), ApiError> {
-    registry
-        .update_with(
-            node.res,
-            &node.namespace,
-            &node.name,
-            Target::Main,
-            &system(),
-            |current| {
-                let mut next = current.clone();
-                let kept: Vec<Value> = object::owner_refs(current)
-                    .into_iter()
-                    .filter(|r| r.get("uid").and_then(Value::as_str) != Some(owner))
-                    .collect();
-                object::set_meta(
-                    &mut next,
-                    "ownerReferences",
-                    (!kept.is_empty()).then(|| json!(kept)),
-                );
-                Ok(next)
-            },
-        )
-        .await
-        .map(|_| ())
-}
-
-async fn remove_finalizer(
+/// Read-modify-write of a node's object as the collector.
+async fn edit(
     registry: &Registry,
     node: &Node,
-    finalizer: &str,
+    change: impl Fn(&Value) -> Value + Send + Sync,
 ) -> Result<(), ApiError> {
     registry
         .update_with(
@@ -252,18 +227,44 @@ async fn remove_finalizer(
             &node.name,
             Target::Main,
             &system(),
-            |current| {
-                let mut next = current.clone();
-                let kept: Vec<String> = object::finalizers(current)
-                    .into_iter()
-                    .filter(|f| f != finalizer)
-                    .collect();
-                object::set_finalizers(&mut next, &kept);
-                Ok(next)
-            },
+            |current| Ok(change(current)),
         )
         .await
         .map(|_| ())
+}
+
+async fn remove_owner_ref(registry: &Registry, node: &Node, owner: &str) -> Result<(), ApiError> {
+    edit(registry, node, |current| {
+        let mut next = current.clone();
+        let kept: Vec<Value> = object::owner_refs(current)
+            .into_iter()
+            .filter(|r| r.get("uid").and_then(Value::as_str) != Some(owner))
+            .collect();
+        object::set_meta(
+            &mut next,
+            "ownerReferences",
+            (!kept.is_empty()).then(|| json!(kept)),
+        );
+        next
+    })
+    .await
+}
+
+async fn remove_finalizer(
+    registry: &Registry,
+    node: &Node,
+    finalizer: &str,
+) -> Result<(), ApiError> {
+    edit(registry, node, |current| {
+        let mut next = current.clone();
+        let kept: Vec<String> = object::finalizers(current)
+            .into_iter()
+            .filter(|f| f != finalizer)
+            .collect();
+        object::set_finalizers(&mut next, &kept);
+        next
+    })
+    .await
 }
 
 /// An owner being deleted with a GC finalizer.

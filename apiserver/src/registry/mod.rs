@@ -106,6 +106,18 @@ pub(crate) fn store_error(e: StoreError) -> ApiError {
     }
 }
 
+/// Maps the failure of a compare-and-swap write of one object: a changed
+/// object is 409 Conflict, a vanished one 404.
+fn write_error(res: &ResourceInfo, name: &str, e: StoreError) -> ApiError {
+    match e {
+        StoreError::Conflict { .. } => {
+            ApiError::conflict(res.group, res.plural, name, ApiError::MODIFIED)
+        }
+        StoreError::NotFound { .. } => ApiError::not_found(res.group, res.plural, name),
+        other => store_error(other),
+    }
+}
+
 /// A UUIDv4 string.
 fn new_uid() -> String {
     uuid::Uuid::new_v4().to_string()
@@ -398,16 +410,7 @@ impl Registry {
             }
             return match self.store.delete(&key, Some(expected)).await {
                 Ok(_) => Ok(new),
-                Err(StoreError::Conflict { .. }) => Err(ApiError::conflict(
-                    res.group,
-                    res.plural,
-                    name,
-                    ApiError::MODIFIED,
-                )),
-                Err(StoreError::NotFound { .. }) => {
-                    Err(ApiError::not_found(res.group, res.plural, name))
-                }
-                Err(e) => Err(store_error(e)),
+                Err(e) => Err(write_error(res, name, e)),
             };
         }
         // A no-op update does not write (upstream skips the etcd write).
@@ -444,16 +447,7 @@ impl Registry {
                 );
                 Ok(new)
             }
-            Err(StoreError::Conflict { .. }) => Err(ApiError::conflict(
-                res.group,
-                res.plural,
-                name,
-                ApiError::MODIFIED,
-            )),
-            Err(StoreError::NotFound { .. }) => {
-                Err(ApiError::not_found(res.group, res.plural, name))
-            }
-            Err(e) => Err(store_error(e)),
+            Err(e) => Err(write_error(res, name, e)),
         }
     }
 
