@@ -17,6 +17,7 @@ pub mod http;
 pub mod kubeconfig;
 pub mod pki;
 pub mod registry;
+pub mod schema;
 pub mod selector;
 pub mod server;
 pub mod store;
