@@ -18,6 +18,7 @@ pub async fn ensure(registry: &Registry) -> Result<(), ApiError> {
     let opts = WriteOptions {
         dry_run: false,
         field_manager: "skein".into(),
+        ..WriteOptions::default()
     };
     for name in SYSTEM_NAMESPACES {
         let obj = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});

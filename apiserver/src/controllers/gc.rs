@@ -96,6 +96,7 @@ fn system() -> WriteOptions {
     WriteOptions {
         dry_run: false,
         field_manager: "skein-garbage-collector".into(),
+        ..WriteOptions::default()
     }
 }
 

@@ -106,6 +106,7 @@ async fn finish(registry: &Registry, ns: &str) -> Result<bool, ApiError> {
     let opts = WriteOptions {
         dry_run: false,
         field_manager: "skein-namespace-controller".into(),
+        ..WriteOptions::default()
     };
     registry
         .update_with(namespaces, "", ns, Target::Main, &opts, |current| {

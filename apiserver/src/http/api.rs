@@ -29,12 +29,12 @@ pub async fn handle(State(state): State<AppState>, req: Request) -> Response {
 }
 
 /// The request, pulled apart once.
-struct Call {
-    method: Method,
-    headers: HeaderMap,
-    query: Query,
-    user: Option<UserInfo>,
-    body: axum::body::Bytes,
+pub(super) struct Call {
+    pub(super) method: Method,
+    pub(super) headers: HeaderMap,
+    pub(super) query: Query,
+    pub(super) user: Option<UserInfo>,
+    pub(super) body: axum::body::Bytes,
 }
 
 async fn dispatch(state: AppState, req: Request) -> Result<Response, ApiError> {
@@ -121,7 +121,7 @@ async fn resource_call(state: AppState, call: Call, p: ResourcePath) -> Result<R
                 return Err(ApiError::path_not_found());
             }
             let ns = namespace_for_write(res, ns)?;
-            patch(&state, res, &ns, name, sub_target(sub), &call).await
+            super::patch::handle(&state, res, &ns, name, sub_target(sub), &call).await
         }
         (&Method::DELETE, Some(name), None) => {
             let ns = namespace_for_write(res, ns)?;
@@ -217,12 +217,12 @@ pub fn object_response(code: StatusCode, obj: &Value, warnings: &[String]) -> Re
 
 /// The field manager of a write: `fieldManager`, else the user agent's
 /// product token (upstream `prefixFromUserAgent`).
-fn field_manager(call: &Call) -> Result<String, ApiError> {
+pub(super) fn field_manager(call: &Call, options: &str) -> Result<String, ApiError> {
     if let Some(m) = call.query.get("fieldManager").filter(|m| !m.is_empty()) {
         if m.len() > 128 {
             return Err(ApiError::invalid(
                 "meta.k8s.io",
-                "CreateOptions",
+                options,
                 "",
                 vec![super::status::Cause::too_long(
                     "fieldManager",
@@ -246,10 +246,13 @@ fn field_manager(call: &Call) -> Result<String, ApiError> {
         .collect())
 }
 
-fn write_options(call: &Call) -> Result<WriteOptions, ApiError> {
+/// Write options of a create (`CreateOptions`), update (`UpdateOptions`)
+/// or patch (`PatchOptions`); `options` names the kind in errors.
+pub(super) fn write_options(call: &Call, options: &str) -> Result<WriteOptions, ApiError> {
     Ok(WriteOptions {
-        dry_run: call.query.dry_run()?,
-        field_manager: field_manager(call)?,
+        dry_run: call.query.dry_run(options)?,
+        field_manager: field_manager(call, options)?,
+        ..WriteOptions::default()
     })
 }
 
@@ -301,7 +304,7 @@ async fn create(
 ) -> Result<Response, ApiError> {
     let decoded = body::decode(&body::content_type(&call.headers), &call.body)?;
     let (obj, warnings) = body::admit_object(res, decoded, call.query.field_validation()?)?;
-    let opts = write_options(call)?;
+    let opts = write_options(call, "CreateOptions")?;
     let created = state.registry.create(res, ns, obj, &opts).await?;
     Ok(object_response(StatusCode::CREATED, &created, &warnings))
 }
@@ -316,7 +319,7 @@ async fn update(
 ) -> Result<Response, ApiError> {
     let decoded = body::decode(&body::content_type(&call.headers), &call.body)?;
     let (obj, warnings) = body::admit_object(res, decoded, call.query.field_validation()?)?;
-    let opts = write_options(call)?;
+    let opts = write_options(call, "UpdateOptions")?;
     let updated = state
         .registry
         .update(res, ns, name, obj, target, &opts)
@@ -324,84 +327,10 @@ async fn update(
     Ok(object_response(StatusCode::OK, &updated, &warnings))
 }
 
-/// Patch types served (strategic merge and apply come with the OpenAPI
-/// schemas that drive them).
-pub const PATCH_TYPES: &[&str] = &[
-    "application/json-patch+json",
-    "application/merge-patch+json",
-];
-
-/// Applies a JSON or merge patch document to `current`.
-pub fn apply_patch(
-    content_type: &str,
-    patch_body: &[u8],
-    current: &Value,
-) -> Result<Value, ApiError> {
-    match content_type {
-        "application/merge-patch+json" => {
-            let doc: Value = serde_json::from_slice(patch_body)
-                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
-            let mut out = current.clone();
-            json_patch::merge(&mut out, &doc);
-            Ok(out)
-        }
-        "application/json-patch+json" => {
-            let doc: json_patch::Patch = serde_json::from_slice(patch_body)
-                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
-            if doc.0.len() > 10000 {
-                return Err(ApiError::too_large(
-                    "The allowed maximum operations in a JSON patch is 10000, got more",
-                ));
-            }
-            let mut out = current.clone();
-            json_patch::patch(&mut out, &doc).map_err(|e| {
-                ApiError::new(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    "Invalid",
-                    format!("the server rejected our request due to an error in our request: {e}"),
-                )
-            })?;
-            Ok(out)
-        }
-        _ => Err(ApiError::unsupported_media_type(PATCH_TYPES)),
-    }
-}
-
-async fn patch(
-    state: &AppState,
-    res: &'static ResourceInfo,
-    ns: &str,
-    name: &str,
-    target: Target,
-    call: &Call,
-) -> Result<Response, ApiError> {
-    let content_type = body::content_type(&call.headers);
-    if !PATCH_TYPES.contains(&content_type.as_str()) {
-        return Err(ApiError::unsupported_media_type(PATCH_TYPES));
-    }
-    let validation = call.query.field_validation()?;
-    let opts = write_options(call)?;
-    let mut warnings = Vec::new();
-    let patched = state
-        .registry
-        .update_with(res, ns, name, target, &opts, |current| {
-            let patched = apply_patch(&content_type, &call.body, current)?;
-            let decoded = body::Decoded {
-                raw: patched,
-                duplicates: Vec::new(),
-            };
-            let (obj, w) = body::admit_object(res, decoded, validation)?;
-            warnings = w;
-            Ok(obj)
-        })
-        .await?;
-    Ok(object_response(StatusCode::OK, &patched, &warnings))
-}
-
 /// DeleteOptions from the body (JSON or protobuf) and the query.
 fn delete_options(call: &Call) -> Result<DeleteOptions, ApiError> {
     let mut opts = DeleteOptions {
-        dry_run: call.query.dry_run()?,
+        dry_run: call.query.dry_run("DeleteOptions")?,
         ..DeleteOptions::default()
     };
     let mut policy = call.query.get("propagationPolicy").map(str::to_string);

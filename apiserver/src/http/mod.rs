@@ -8,6 +8,7 @@ pub mod authn;
 pub mod body;
 pub mod discovery;
 pub mod health;
+pub mod patch;
 pub mod path;
 pub mod query;
 pub mod routes;

@@ -49,14 +49,16 @@ impl Query {
         }
     }
 
-    /// `dryRun`: only `All` is valid.
-    pub fn dry_run(&self) -> Result<bool, ApiError> {
+    /// `dryRun`: only `All` is valid. `options` is the options kind named
+    /// in the error (`CreateOptions`, `UpdateOptions`, `PatchOptions`,
+    /// `DeleteOptions`).
+    pub fn dry_run(&self, options: &str) -> Result<bool, ApiError> {
         match self.get("dryRun") {
             None | Some("") => Ok(false),
             Some("All") => Ok(true),
             Some(other) => Err(ApiError::invalid(
                 "meta.k8s.io",
-                "CreateOptions",
+                options,
                 "",
                 vec![super::status::Cause {
                     reason: "FieldValueNotSupported",

@@ -6,8 +6,9 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::AppState;
-use super::api::{apply_patch, object_response};
+use super::api::object_response;
 use super::body;
+use super::patch::{PATCH_TYPES, PatchType, apply_document};
 use super::query::Query;
 use super::status::ApiError;
 use crate::registry::{ResourceInfo, Target, WriteOptions, object};
@@ -101,17 +102,27 @@ pub async fn handle(
 ) -> Result<Response, ApiError> {
     let current = state.registry.get(res, ns, name).await?;
     let opts = WriteOptions {
-        dry_run: query.dry_run()?,
+        dry_run: query.dry_run(if *method == Method::PUT {
+            "UpdateOptions"
+        } else {
+            "PatchOptions"
+        })?,
         field_manager: query.get("fieldManager").unwrap_or("kubectl").to_string(),
+        ..WriteOptions::default()
     };
     let wanted_scale = match *method {
         Method::GET => return Ok(object_response(StatusCode::OK, &scale_of(&current), &[])),
         Method::PUT => body::decode(&body::content_type(headers), body_bytes)?.raw,
-        Method::PATCH => apply_patch(
-            &body::content_type(headers),
-            body_bytes,
-            &scale_of(&current),
-        )?,
+        Method::PATCH => {
+            let ct = body::content_type(headers);
+            let Some(patch_type) =
+                PatchType::from_content_type(&ct).filter(|t| *t != PatchType::Apply)
+            else {
+                return Err(ApiError::unsupported_media_type(PATCH_TYPES));
+            };
+            let scale_schema = crate::schema::definitions().for_gvk("autoscaling", "v1", "Scale");
+            apply_document(patch_type, body_bytes, &scale_of(&current), scale_schema)?
+        }
         _ => return Err(ApiError::method_not_allowed()),
     };
     // autoscaling/v1 omits `replicas: 0`; a missing field reads as 0, as in Go.

@@ -9,6 +9,7 @@
 //! user of `skein-storage`, and the only place storage errors become
 //! [`ApiError`]s. Controllers use the registry, never storage.
 
+mod admit;
 pub mod filter;
 pub mod key;
 pub mod list;
@@ -22,6 +23,7 @@ pub mod watch;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use skein_admission::{Chain, Operation};
 use skein_storage::{Error as StoreError, KeyValue, Store};
 
 use crate::http::status::{ApiError, Cause};
@@ -36,6 +38,9 @@ pub struct WriteOptions {
     pub dry_run: bool,
     /// The field manager (`fieldManager`, else the user agent's product).
     pub field_manager: String,
+    /// The object's `managedFields` were already computed by server-side
+    /// apply; the registry must not record an Update for this write.
+    pub keep_managed_fields: bool,
 }
 
 /// Which part of an object an update targets.
@@ -89,6 +94,7 @@ pub enum Deleted {
 #[derive(Clone)]
 pub struct Registry {
     store: Arc<dyn Store>,
+    admission: Arc<Chain>,
 }
 
 /// SHA-256 of `data`.
@@ -137,7 +143,16 @@ fn random_suffix() -> String {
 impl Registry {
     /// A registry over `store`.
     pub fn new(store: Arc<dyn Store>) -> Self {
-        Registry { store }
+        Registry {
+            store,
+            admission: Arc::new(Chain::new()),
+        }
+    }
+
+    /// The same registry running `chain` on every create and update.
+    pub fn with_admission(mut self, chain: Chain) -> Self {
+        self.admission = Arc::new(chain);
+        self
     }
 
     /// The underlying store (for health checks).
@@ -227,6 +242,16 @@ impl Registry {
             set_meta(&mut obj, "name", Some(json!(name)));
         }
         let name = object::name(&obj).to_string();
+        let admission = admit::Request {
+            res,
+            operation: Operation::Create,
+            namespace: ns,
+            name: &name,
+            subresource: None,
+            old: None,
+            dry_run: opts.dry_run,
+        };
+        admit::mutate(&self.admission, &admission, &mut obj)?;
         let mut causes = validation::object_meta(&obj, strategy::name_rule(res));
         if name.is_empty() && generate.is_none() {
             causes.retain(|c| c.field != "metadata.name");
@@ -257,7 +282,10 @@ impl Registry {
             Some(json!(object::now_rfc3339())),
         );
         strategy::prepare_for_create(res, &mut obj);
-        managed::record_update(&mut obj, None, res, &opts.field_manager, None);
+        admit::validate(&self.admission, &admission, &obj)?;
+        if !opts.keep_managed_fields {
+            managed::record_update(&mut obj, None, res, &opts.field_manager, None);
+        }
 
         if res.namespaced {
             self.check_namespace(res, ns, &name).await?;
@@ -350,6 +378,19 @@ impl Registry {
         target: Target,
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
+        let name = object::name(old).to_string();
+        let namespace = meta_str(old, "namespace").unwrap_or("").to_string();
+        let admission = admit::Request {
+            res,
+            operation: Operation::Update,
+            namespace: &namespace,
+            name: &name,
+            subresource: (target == Target::Status).then_some("status"),
+            old: Some(old),
+            dry_run: opts.dry_run,
+        };
+        let mut obj = obj;
+        admit::mutate(&self.admission, &admission, &mut obj)?;
         let mut new = match target {
             Target::Main => {
                 let mut new = obj;
@@ -382,8 +423,11 @@ impl Registry {
                 causes,
             ));
         }
-        let subresource = (target == Target::Status).then_some("status");
-        managed::record_update(&mut new, Some(old), res, &opts.field_manager, subresource);
+        admit::validate(&self.admission, &admission, &new)?;
+        if !opts.keep_managed_fields {
+            let subresource = (target == Target::Status).then_some("status");
+            managed::record_update(&mut new, Some(old), res, &opts.field_manager, subresource);
+        }
         Ok(new)
     }
 
@@ -499,6 +543,67 @@ impl Registry {
             {
                 Err(e) if e.reason() == "Conflict" => continue,
                 other => return other,
+            }
+        }
+        Err(ApiError::conflict(
+            res.group,
+            res.plural,
+            name,
+            "too many concurrent updates",
+        ))
+    }
+
+    /// Server-side apply's read-merge-write. `merge` gets the live object
+    /// (`None` when it does not exist) and returns the object to store, with
+    /// its `managedFields` already computed by the apply engine. A missing
+    /// object is created (the `bool` is then true). Retried on conflicts,
+    /// so `merge` must be a pure function of its input.
+    pub async fn apply_with<F>(
+        &self,
+        res: &ResourceInfo,
+        ns: &str,
+        name: &str,
+        target: Target,
+        opts: &WriteOptions,
+        mut merge: F,
+    ) -> Result<(Value, bool), ApiError>
+    where
+        F: FnMut(Option<&Value>) -> Result<Value, ApiError> + Send,
+    {
+        let opts = WriteOptions {
+            keep_managed_fields: true,
+            ..opts.clone()
+        };
+        let key = key::object(res, ns, name);
+        for _ in 0..16 {
+            let current = match self.store.get(&key).await {
+                Ok(kv) => kv,
+                Err(StoreError::NotFound { .. }) => {
+                    if target == Target::Status {
+                        return Err(ApiError::not_found(res.group, res.plural, name));
+                    }
+                    let mut obj = merge(None)?;
+                    set_meta(&mut obj, "name", Some(json!(name)));
+                    match self.create(res, ns, obj, &opts).await {
+                        Err(e) if e.reason() == "AlreadyExists" => continue,
+                        other => return other.map(|o| (o, true)),
+                    }
+                }
+                Err(e) => return Err(store_error(e)),
+            };
+            let old = Registry::decode(&current)?;
+            let mut wanted = merge(Some(&old))?;
+            set_meta(&mut wanted, "name", Some(json!(name)));
+            if res.namespaced {
+                set_meta(&mut wanted, "namespace", Some(json!(ns)));
+            }
+            let new = self.prepare_update(res, wanted, &old, target, &opts)?;
+            match self
+                .write_update(res, ns, name, new, &old, current.mod_revision, &opts)
+                .await
+            {
+                Err(e) if e.reason() == "Conflict" => continue,
+                other => return other.map(|o| (o, false)),
             }
         }
         Err(ApiError::conflict(
