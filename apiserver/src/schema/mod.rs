@@ -231,7 +231,10 @@ impl<'a> Schema<'a> {
             .get("properties")
             .and_then(Value::as_object)
             .into_iter()
-            .flat_map(move |m| m.iter().map(move |(k, v)| (k.as_str(), Schema::at(defs, v))))
+            .flat_map(move |m| {
+                m.iter()
+                    .map(move |(k, v)| (k.as_str(), Schema::at(defs, v)))
+            })
     }
 
     /// The fields a struct requires (`required`).
@@ -390,7 +393,10 @@ mod tests {
             &["spec", "template", "spec", "containers", "[]", "ports"],
         );
         assert_eq!(p.patch_merge_key(), Some("containerPort"));
-        assert_eq!(p.list_type(), ListType::Map(vec!["containerPort", "protocol"]));
+        assert_eq!(
+            p.list_type(),
+            ListType::Map(vec!["containerPort", "protocol"])
+        );
     }
 
     #[test]
@@ -420,11 +426,22 @@ mod tests {
         assert_eq!(args.list_type(), ListType::Atomic);
         let replicas = path(deployment(), &["spec", "replicas"]);
         assert_eq!(replicas.shape(), Shape::Scalar);
-        let max_surge = path(deployment(), &["spec", "strategy", "rollingUpdate", "maxSurge"]);
+        let max_surge = path(
+            deployment(),
+            &["spec", "strategy", "rollingUpdate", "maxSurge"],
+        );
         assert_eq!(max_surge.shape(), Shape::Scalar);
         let cpu = path(
             deployment(),
-            &["spec", "template", "spec", "containers", "[]", "resources", "limits"],
+            &[
+                "spec",
+                "template",
+                "spec",
+                "containers",
+                "[]",
+                "resources",
+                "limits",
+            ],
         );
         assert_eq!(cpu.shape(), Shape::Map);
         assert_eq!(cpu.values().map(|v| v.shape()), Some(Shape::Scalar));
