@@ -16,6 +16,7 @@
 //!   and the Helm and Python clients ([`http::helm_binaries`],
 //!   [`http::python`]).
 
+pub mod cli;
 pub mod etcd;
 pub mod http;
 pub mod kubectl;
