@@ -1,6 +1,6 @@
 //! Helm 3.17 and 4.1 against `skein serve` with the admin kubeconfig.
 
-use serde_json::json;
+use serde_json::{Value, json};
 use skein_tests::http::{Api, helm, helm_binaries};
 use skein_tests::server::Server;
 
@@ -105,5 +105,195 @@ async fn helm_list_all_namespaces() {
         // Another namespace has none.
         let stdout = run(&server, h, &["list", "-n", "kube-system"]);
         assert_eq!(stdout, format!("{HEADER}\n"), "{}", h.display());
+    }
+}
+
+/// The podinfo chart (a verbatim copy of the shared fixture, Apache-2.0).
+fn podinfo_chart() -> String {
+    let chart = skein_tests::repo_root().join("test/fixtures/podinfo");
+    assert!(
+        chart.join("Chart.yaml").is_file(),
+        "the podinfo chart is missing at {}",
+        chart.display()
+    );
+    chart.to_string_lossy().into_owned()
+}
+
+/// Names of the objects a list path returns, sorted.
+async fn names(api: &Api, path: &str) -> Vec<String> {
+    let mut n = api.names(path).await;
+    n.sort();
+    n
+}
+
+/// The Helm release Secrets of `release` in `ns`, as Helm lists them (by
+/// label), sorted by name.
+async fn release_secrets(api: &Api, ns: &str, release: &str) -> Vec<Value> {
+    let list = api
+        .get(&format!(
+            "/api/v1/namespaces/{ns}/secrets?labelSelector=owner%3Dhelm%2Cname%3D{release}"
+        ))
+        .await
+        .expect(200);
+    let mut items = skein_tests::http::items(&list);
+    items.sort_by_key(|s| s["metadata"]["name"].as_str().unwrap_or("").to_string());
+    items
+}
+
+/// install (three value sets), upgrade, history, rollback, list and
+/// uninstall of the podinfo chart, with Helm 4.1 (server-side apply) and
+/// Helm 3.17 (three-way strategic merge patches), never disabling OpenAPI
+/// validation.
+#[tokio::test]
+async fn podinfo_install_upgrade_rollback_uninstall() {
+    let helms = helm_binaries();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(dir.path(), &[]).await;
+    let api = Api::new(&server);
+    let chart = podinfo_chart();
+    let prod = format!("{chart}/values-prod.yaml");
+
+    for (i, h) in helms.iter().enumerate() {
+        let ns = format!("podinfo-{i}");
+        let apps = format!("/apis/apps/v1/namespaces/{ns}/deployments");
+
+        // Default values: a Deployment and a Service.
+        let out = run(
+            &server,
+            h,
+            &["install", "web", &chart, "-n", &ns, "--create-namespace"],
+        );
+        assert!(out.contains("STATUS: deployed"), "{out}");
+        assert_eq!(names(&api, &apps).await, ["web-podinfo"]);
+        let svc = api
+            .get(&format!("/api/v1/namespaces/{ns}/services/web-podinfo"))
+            .await
+            .expect(200);
+        let ports: Vec<i64> = svc["spec"]["ports"]
+            .as_array()
+            .expect("ports")
+            .iter()
+            .filter_map(|p| p["port"].as_i64())
+            .collect();
+        assert_eq!(ports, [9898, 9999], "{svc}");
+        assert!(svc["spec"]["clusterIP"].is_string(), "{svc}");
+
+        // Production values: Redis and an HPA too.
+        run(
+            &server,
+            h,
+            &["install", "prod", &chart, "-n", &ns, "-f", &prod],
+        );
+        assert_eq!(
+            names(&api, &apps).await,
+            ["prod-podinfo", "prod-podinfo-redis", "web-podinfo"]
+        );
+        let hpa = api
+            .get(&format!(
+                "/apis/autoscaling/v2/namespaces/{ns}/horizontalpodautoscalers/prod-podinfo"
+            ))
+            .await
+            .expect(200);
+        assert_eq!(hpa["spec"]["maxReplicas"], 5);
+
+        // Everything switched on with --set.
+        run(
+            &server,
+            h,
+            &[
+                "install",
+                "full",
+                &chart,
+                "-n",
+                &ns,
+                "--set",
+                "hpa.enabled=true,redis.enabled=true,serviceAccount.enabled=true,ingress.enabled=true",
+            ],
+        );
+        for path in [
+            format!("/apis/autoscaling/v2/namespaces/{ns}/horizontalpodautoscalers/full-podinfo"),
+            format!("/apis/apps/v1/namespaces/{ns}/deployments/full-podinfo-redis"),
+            format!("/api/v1/namespaces/{ns}/serviceaccounts/full-podinfo"),
+            format!("/apis/networking.k8s.io/v1/namespaces/{ns}/ingresses/full-podinfo"),
+        ] {
+            api.get(&path).await.expect(200);
+        }
+
+        // Upgrade with changed values; the stored objects follow.
+        run(
+            &server,
+            h,
+            &[
+                "upgrade",
+                "web",
+                &chart,
+                "-n",
+                &ns,
+                "--set",
+                "replicaCount=3,image.tag=6.14.0",
+            ],
+        );
+        let web = api.get(&format!("{apps}/web-podinfo")).await.expect(200);
+        assert_eq!(web["spec"]["replicas"], 3, "{web}");
+        let image = web["spec"]["template"]["spec"]["containers"][0]["image"].clone();
+        assert_eq!(image, "ghcr.io/stefanprodan/podinfo:6.14.0");
+
+        let history = run(&server, h, &["history", "web", "-n", &ns]);
+        let rows: Vec<Vec<&str>> = history.lines().skip(1).map(cells).collect();
+        assert_eq!(rows.len(), 2, "{history}");
+        assert_eq!((rows[0][0], rows[0][2]), ("1", "superseded"), "{history}");
+        assert_eq!((rows[1][0], rows[1][2]), ("2", "deployed"), "{history}");
+
+        // Rollback to revision 1: the objects return to its values.
+        let out = run(&server, h, &["rollback", "web", "1", "-n", &ns]);
+        assert!(out.contains("Rollback was a success"), "{out}");
+        let web = api.get(&format!("{apps}/web-podinfo")).await.expect(200);
+        assert_eq!(web["spec"]["replicas"], 1, "{web}");
+        assert_eq!(
+            web["spec"]["template"]["spec"]["containers"][0]["image"],
+            "ghcr.io/stefanprodan/podinfo:6.14.1"
+        );
+
+        // Release Secrets, as Helm stores and lists them.
+        let secrets = release_secrets(&api, &ns, "web").await;
+        let secret_names: Vec<&str> = secrets
+            .iter()
+            .filter_map(|s| s["metadata"]["name"].as_str())
+            .collect();
+        assert_eq!(
+            secret_names,
+            [
+                "sh.helm.release.v1.web.v1",
+                "sh.helm.release.v1.web.v2",
+                "sh.helm.release.v1.web.v3"
+            ]
+        );
+        assert!(secrets.iter().all(|s| s["type"] == "helm.sh/release.v1"));
+
+        let list = run(&server, h, &["list", "-A"]);
+        for release in ["web", "prod", "full"] {
+            assert!(
+                list.lines()
+                    .any(|l| cells(l).first() == Some(&release)
+                        && cells(l).get(1) == Some(&ns.as_str())),
+                "{release} in {ns} missing from:\n{list}"
+            );
+        }
+
+        // Uninstall: the objects and the release records are gone.
+        for release in ["web", "prod", "full"] {
+            let out = run(&server, h, &["uninstall", release, "-n", &ns]);
+            assert!(
+                out.contains(&format!("release \"{release}\" uninstalled")),
+                "{out}"
+            );
+        }
+        assert!(names(&api, &apps).await.is_empty());
+        assert!(
+            names(&api, &format!("/api/v1/namespaces/{ns}/services"))
+                .await
+                .is_empty()
+        );
+        assert!(release_secrets(&api, &ns, "web").await.is_empty());
     }
 }
