@@ -836,7 +836,7 @@ async fn field_validation_strict_warn_and_ignore() {
         .expect_status(400, "BadRequest");
     assert_eq!(
         message(&s),
-        r#"strict decoding error: unknown field "spec.foo""#
+        r#"Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "spec.foo""#
     );
     api.get(&deploy("default", "strict"))
         .await

@@ -100,6 +100,29 @@ fn protobuf_object(bytes: &[u8]) -> Result<Value, ApiError> {
         .map_err(|e| ApiError::bad_request(format!("error decoding protobuf body: {e}")))
 }
 
+/// [`admit_object`] for a request body that *is* the object (create and
+/// update): decoding failures read as upstream's `transformDecodeError`,
+/// `Deployment in version "v1" cannot be handled as a Deployment: …`.
+pub fn admit_body(
+    res: &ResourceInfo,
+    decoded: Decoded,
+    validation: FieldValidation,
+) -> Result<(Value, Vec<String>), ApiError> {
+    admit_object(res, decoded, validation).map_err(|e| {
+        if e.message().starts_with("strict decoding error") {
+            ApiError::bad_request(format!(
+                "{} in version \"{}\" cannot be handled as a {}: {}",
+                res.kind,
+                res.version,
+                res.kind,
+                e.message()
+            ))
+        } else {
+            e
+        }
+    })
+}
+
 /// Checks `apiVersion`/`kind` against the URL's resource, normalizes the
 /// object, and applies `fieldValidation`. Returns the normalized object and
 /// the warnings to send.
