@@ -236,7 +236,6 @@ impl Env {
     }
 }
 
-
 /// A Namespace manifest.
 pub fn namespace(name: &str) -> Value {
     json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})

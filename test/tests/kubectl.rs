@@ -18,7 +18,6 @@ use skein_tests::cli::*;
 use skein_tests::kubectl::{self as kc, Background};
 use skein_tests::server::Server;
 
-
 fn configmap(name: &str, labels: Value, data: Value) -> Value {
     json!({
         "apiVersion": "v1",
