@@ -214,19 +214,86 @@ impl Cause {
     }
 
     /// `field: Invalid value: <value>: <detail>` (upstream `field.Invalid`).
-    /// The value is printed as JSON, so strings appear quoted.
+    /// The value is rendered as kube-apiserver 1.33 renders it
+    /// ([`render_value`]): strings quoted, string lists as
+    /// `[]string{"a", "b"}`, string maps as `map[string]string{"k":"v"}`.
     pub fn invalid(
         field: impl Into<String>,
         value: &serde_json::Value,
         detail: impl AsRef<str>,
     ) -> Self {
-        let detail = detail.as_ref();
-        let message = if detail.is_empty() {
-            format!("Invalid value: {value}")
+        Self::invalid_rendered(field, &render_value(value), detail)
+    }
+
+    /// Like [`Cause::invalid`], with the value already rendered (for the Go
+    /// struct renderings upstream prints, e.g. `v1.LabelSelector{...}`).
+    pub fn invalid_rendered(
+        field: impl Into<String>,
+        rendered: &str,
+        detail: impl AsRef<str>,
+    ) -> Self {
+        Self::new(
+            field,
+            Self::FIELD_VALUE_INVALID,
+            with_detail(&format!("Invalid value: {rendered}"), detail.as_ref()),
+        )
+    }
+
+    /// `field: Unsupported value: <value>: supported values: "a", "b"`
+    /// (upstream `field.NotSupported`).
+    pub fn not_supported(
+        field: impl Into<String>,
+        value: &serde_json::Value,
+        supported: &[&str],
+    ) -> Self {
+        let quoted: Vec<String> = supported.iter().map(|s| quote(s)).collect();
+        let detail = if quoted.is_empty() {
+            String::new()
         } else {
-            format!("Invalid value: {value}: {detail}")
+            format!("supported values: {}", quoted.join(", "))
         };
-        Self::new(field, Self::FIELD_VALUE_INVALID, message)
+        Self::new(
+            field,
+            Self::FIELD_VALUE_NOT_SUPPORTED,
+            with_detail(
+                &format!("Unsupported value: {}", render_value(value)),
+                &detail,
+            ),
+        )
+    }
+
+    /// `field: Duplicate value: <value>` (upstream `field.Duplicate`).
+    pub fn duplicate(field: impl Into<String>, value: &serde_json::Value) -> Self {
+        Self::duplicate_rendered(field, &render_value(value))
+    }
+
+    /// Like [`Cause::duplicate`], with the value already rendered.
+    pub fn duplicate_rendered(field: impl Into<String>, rendered: &str) -> Self {
+        Self::new(
+            field,
+            Self::FIELD_VALUE_DUPLICATE,
+            format!("Duplicate value: {rendered}"),
+        )
+    }
+
+    /// `field: Not found: <value>` (upstream `field.NotFound`).
+    pub fn not_found(field: impl Into<String>, value: &serde_json::Value) -> Self {
+        Self::new(
+            field,
+            Self::FIELD_VALUE_NOT_FOUND,
+            format!("Not found: {}", render_value(value)),
+        )
+    }
+
+    /// `field: Too long: may not be more than <max> bytes` (upstream
+    /// `field.TooLong`).
+    pub fn too_long(field: impl Into<String>, max: usize) -> Self {
+        let unit = if max == 1 { "byte" } else { "bytes" };
+        Self::new(
+            field,
+            Self::FIELD_VALUE_TOO_LONG,
+            format!("Too long: may not be more than {max} {unit}"),
+        )
     }
 
     /// `field: Required value[: <detail>]` (upstream `field.Required`).
@@ -246,6 +313,41 @@ impl Cause {
             with_detail("Forbidden", detail.as_ref()),
         )
     }
+}
+
+/// A bad value as kube-apiserver 1.33 prints it in a field error
+/// (`apimachinery/pkg/util/validation/field/errors.go`, `ErrorBody`: simple
+/// types with `%v`/`%q`, everything else with Go's `%#v`; 1.34 switched to
+/// JSON). Strings, numbers and booleans print as themselves (strings
+/// quoted); a list of strings as `[]string{"a", "b"}`; an object of string
+/// values as `map[string]string{"a":"b"}` (keys sorted, as Go prints maps);
+/// anything else as compact JSON, the closest stable rendering of a Go
+/// struct we can give without the Go type.
+pub fn render_value(value: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null".to_owned(),
+        Value::String(s) => quote(s),
+        Value::Array(items) if items.iter().all(Value::is_string) => {
+            let parts: Vec<String> = items.iter().map(render_value).collect();
+            format!("[]string{{{}}}", parts.join(", "))
+        }
+        Value::Object(map) if map.values().all(Value::is_string) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let parts: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{}:{}", quote(k), render_value(&map[k.as_str()])))
+                .collect();
+            format!("map[string]string{{{}}}", parts.join(", "))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// A string quoted the way Go's `%q` does for printable text.
+pub fn quote(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
 }
 
 fn with_detail(head: &str, detail: &str) -> String {

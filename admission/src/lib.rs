@@ -22,13 +22,21 @@
 //! anything a future plugin must read will come in through a trait it is
 //! given.
 
+pub mod allocator;
 mod attributes;
 mod chain;
+pub mod defaults;
 mod denial;
+mod json;
+mod names;
+pub mod path;
+pub mod placement;
+pub mod selector;
+pub mod validation;
 
 pub use attributes::{Attributes, GroupVersionKind, GroupVersionResource, Operation, UserInfo};
 pub use chain::Chain;
-pub use denial::{Cause, Denial};
+pub use denial::{Cause, Denial, quote, render_value};
 
 /// A mutating admission plugin (upstream `admission.MutationInterface`).
 ///
