@@ -452,10 +452,14 @@ async fn bad_query_parameters_are_rejected_before_anything_happens() {
         r#"CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: []string{"Some"}: supported values: "All""#
     );
     assert_eq!(s["details"]["causes"][0]["field"], "dryRun", "{s}");
-    let r = api
+    let s = api
         .post(&format!("{}?fieldValidation=Loose", cms("default")), &new)
-        .await;
-    r.expect_client_error();
+        .await
+        .expect_status(422, "Invalid");
+    assert_eq!(
+        message(&s),
+        r#"CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "Loose": supported values: "", "Ignore", "Strict", "Warn""#
+    );
     let mut changed = stored.clone();
     changed["data"]["k"] = json!("changed");
     api.put(&format!("{}?dryRun=Maybe", cm("default", "keep")), &changed)
@@ -466,7 +470,7 @@ async fn bad_query_parameters_are_rejected_before_anything_happens() {
         &changed,
     )
     .await
-    .expect_client_error();
+    .expect_status(422, "Invalid");
     let s = api
         .delete(&format!(
             "{}?propagationPolicy=Sideways",

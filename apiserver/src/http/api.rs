@@ -303,7 +303,8 @@ async fn create(
     call: &Call,
 ) -> Result<Response, ApiError> {
     let decoded = body::decode(&body::content_type(&call.headers), &call.body)?;
-    let (obj, warnings) = body::admit_body(res, decoded, call.query.field_validation()?)?;
+    let (obj, warnings) =
+        body::admit_body(res, decoded, call.query.field_validation("CreateOptions")?)?;
     let opts = write_options(call, "CreateOptions")?;
     let created = state.registry.create(res, ns, obj, &opts).await?;
     Ok(object_response(StatusCode::CREATED, &created, &warnings))
@@ -318,7 +319,8 @@ async fn update(
     call: &Call,
 ) -> Result<Response, ApiError> {
     let decoded = body::decode(&body::content_type(&call.headers), &call.body)?;
-    let (obj, warnings) = body::admit_body(res, decoded, call.query.field_validation()?)?;
+    let (obj, warnings) =
+        body::admit_body(res, decoded, call.query.field_validation("UpdateOptions")?)?;
     let opts = write_options(call, "UpdateOptions")?;
     let updated = state
         .registry

@@ -176,7 +176,7 @@ pub(super) async fn handle(
         return Err(ApiError::unsupported_media_type(PATCH_TYPES));
     };
     let force = validate_options(call, patch_type)?;
-    let validation = call.query.field_validation()?;
+    let validation = call.query.field_validation("PatchOptions")?;
     let opts = write_options(call, "PatchOptions")?;
     if patch_type == PatchType::Apply {
         return apply(state, res, ns, name, target, call, force.unwrap_or(false)).await;

@@ -71,15 +71,25 @@ impl Query {
         }
     }
 
-    /// `fieldValidation`: Strict, Warn (the default) or Ignore.
-    pub fn field_validation(&self) -> Result<FieldValidation, ApiError> {
+    /// `fieldValidation`: Strict, Warn (the default) or Ignore. Anything
+    /// else is upstream's `ValidateFieldValidation` 422, naming `options`
+    /// (`CreateOptions`, `UpdateOptions`, `PatchOptions`).
+    pub fn field_validation(&self, options: &str) -> Result<FieldValidation, ApiError> {
         match self.get("fieldValidation") {
             None | Some("") | Some("Warn") => Ok(FieldValidation::Warn),
             Some("Strict") => Ok(FieldValidation::Strict),
             Some("Ignore") => Ok(FieldValidation::Ignore),
-            Some(other) => Err(ApiError::bad_request(format!(
-                "fieldValidation must be one of {{Ignore, Warn, Strict}}, got {other:?}"
-            ))),
+            Some(other) => Err(ApiError::invalid(
+                "meta.k8s.io",
+                options,
+                "",
+                vec![super::status::Cause {
+                    reason: "FieldValueNotSupported",
+                    field: "fieldValidation".into(),
+                    value: Some(format!("{other:?}")),
+                    detail: r#"supported values: "", "Ignore", "Strict", "Warn""#.into(),
+                }],
+            )),
         }
     }
 }
