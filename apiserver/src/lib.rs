@@ -15,6 +15,7 @@ pub mod controllers;
 pub mod error;
 pub mod http;
 pub mod kubeconfig;
+pub mod openapi;
 pub mod pki;
 pub mod registry;
 pub mod schema;

@@ -7,6 +7,7 @@ use axum::routing::{any, get};
 
 use super::status::ApiError;
 use super::{AppState, api, authn, health, version};
+use crate::openapi;
 
 /// The whole HTTP application, without TLS. Tests drive it with
 /// `tower::ServiceExt::oneshot`, inserting an
@@ -25,6 +26,10 @@ pub fn app(state: AppState) -> Router {
         .route("/api/{*rest}", any(api::handle))
         .route("/apis", any(api::handle))
         .route("/apis/{*rest}", any(api::handle))
+        .route("/openapi/v2", get(openapi::handler::v2))
+        .route("/openapi/v3", get(openapi::handler::v3_index))
+        .route("/openapi/v3/", get(openapi::handler::v3_index))
+        .route("/openapi/v3/{*rest}", get(openapi::handler::v3_document))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         // Last, so that it wraps the fallbacks too: an unauthenticated
