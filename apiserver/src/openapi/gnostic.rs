@@ -156,8 +156,8 @@ pub struct Parameter {
 #[derive(Clone, PartialEq, prost::Oneof)]
 pub enum ParameterKind {
     /// `body_parameter = 1`.
-    #[prost(message, tag = "1")]
-    Body(BodyParameter),
+    #[prost(message, boxed, tag = "1")]
+    Body(Box<BodyParameter>),
     /// `non_body_parameter = 2`.
     #[prost(message, tag = "2")]
     NonBody(NonBodyParameter),
@@ -366,8 +366,8 @@ pub struct AdditionalPropertiesItem {
 #[derive(Clone, PartialEq, prost::Oneof)]
 pub enum AdditionalKind {
     /// `schema = 1`.
-    #[prost(message, tag = "1")]
-    Schema(Schema),
+    #[prost(message, boxed, tag = "1")]
+    Schema(Box<Schema>),
     /// `boolean = 2`.
     #[prost(bool, tag = "2")]
     Boolean(bool),
@@ -450,7 +450,7 @@ pub fn schema(v: &Value) -> Schema {
             Box::new(AdditionalPropertiesItem {
                 oneof: Some(match a {
                     Value::Bool(b) => AdditionalKind::Boolean(*b),
-                    other => AdditionalKind::Schema(schema(other)),
+                    other => AdditionalKind::Schema(Box::new(schema(other))),
                 }),
             })
         }),
@@ -497,12 +497,12 @@ pub fn schema(v: &Value) -> Schema {
 fn parameter(p: &Value) -> ParametersItem {
     let location = str_of(p, "in");
     let kind = match location.as_str() {
-        "body" => ParameterKind::Body(BodyParameter {
+        "body" => ParameterKind::Body(Box::new(BodyParameter {
             name: str_of(p, "name"),
             r#in: location,
             required: p.get("required").and_then(Value::as_bool).unwrap_or(false),
             schema: p.get("schema").map(schema),
-        }),
+        })),
         "path" => ParameterKind::NonBody(NonBodyParameter {
             oneof: Some(NonBodyKind::Path(PathParameter {
                 required: true,

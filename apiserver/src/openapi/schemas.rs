@@ -215,10 +215,10 @@ pub fn schema(node: &Value, form: Form) -> Value {
 /// `apiVersion`/`kind` (upstream publishes none there).
 fn property(name: &str, node: &Value, form: Form) -> Value {
     let mut v = schema(node, form);
-    if matches!(name, "apiVersion" | "kind") {
-        if let Some(m) = v.as_object_mut() {
-            m.remove("enum");
-        }
+    if matches!(name, "apiVersion" | "kind")
+        && let Some(m) = v.as_object_mut()
+    {
+        m.remove("enum");
     }
     v
 }
