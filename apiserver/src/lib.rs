@@ -17,6 +17,7 @@ pub mod error;
 pub mod http;
 pub mod kubeconfig;
 pub mod openapi;
+pub mod patch;
 pub mod pki;
 pub mod registry;
 pub mod schema;
