@@ -107,15 +107,31 @@ async fn client_side_apply_creates_then_merges_list_items_by_key() {
             ok(
                 k,
                 s,
-                &["set", "env", "deployment/web", "-c", "sidecar", "MODE=quiet", "-n", &ns]
+                &[
+                    "set",
+                    "env",
+                    "deployment/web",
+                    "-c",
+                    "sidecar",
+                    "MODE=quiet",
+                    "-n",
+                    &ns
+                ]
             ),
             "deployment.apps/web env updated\n"
         );
 
         write(&env, &format!("web-{i}.json"), &web("web", "nginx:1.26", 1));
         let out = kubectl(k, s, &["apply", "-f", &file, "-n", &ns, "-v=8"]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        assert_eq!(String::from_utf8_lossy(&out.stdout), "deployment.apps/web configured\n");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "deployment.apps/web configured\n"
+        );
         let log = String::from_utf8_lossy(&out.stderr);
         assert!(
             log.contains("application/strategic-merge-patch+json"),
@@ -154,8 +170,12 @@ async fn apply_prune_removes_what_left_the_manifest_set() {
             .expect("write");
         }
         // Not part of the set: no label, so prune must not touch it.
-        env.create(k, &ns, &json!({"apiVersion": "v1", "kind": "ConfigMap",
-                                    "metadata": {"name": "bystander"}}));
+        env.create(
+            k,
+            &ns,
+            &json!({"apiVersion": "v1", "kind": "ConfigMap",
+                                    "metadata": {"name": "bystander"}}),
+        );
         let d = dir.to_string_lossy().into_owned();
         let out = ok(k, s, &["apply", "-f", &d, "-n", &ns, "-l", "set=prune"]);
         assert_eq!(out, "configmap/drop created\nconfigmap/keep created\n");
@@ -202,8 +222,17 @@ async fn server_side_apply_conflicts_and_force() {
             ok(
                 k,
                 s,
-                &["patch", "deployment", "ssa", "-n", &ns, "--type", "merge",
-                  "-p", r#"{"spec":{"replicas":5}}"#]
+                &[
+                    "patch",
+                    "deployment",
+                    "ssa",
+                    "-n",
+                    &ns,
+                    "--type",
+                    "merge",
+                    "-p",
+                    r#"{"spec":{"replicas":5}}"#
+                ]
             ),
             "deployment.apps/ssa patched\n"
         );
@@ -223,7 +252,15 @@ async fn server_side_apply_conflicts_and_force() {
             ok(
                 k,
                 s,
-                &["apply", "--server-side", "--force-conflicts", "-f", &file, "-n", &ns]
+                &[
+                    "apply",
+                    "--server-side",
+                    "--force-conflicts",
+                    "-f",
+                    &file,
+                    "-n",
+                    &ns
+                ]
             ),
             "deployment.apps/ssa serverside-applied\n"
         );
@@ -247,11 +284,19 @@ async fn diff_shows_the_change_and_persists_nothing() {
     for (i, k) in env.each() {
         let ns = format!("diff-{i}");
         env.namespace(k, &ns);
-        let file = write(&env, &format!("diff-{i}.json"), &web("web", "nginx:1.25", 1));
+        let file = write(
+            &env,
+            &format!("diff-{i}.json"),
+            &web("web", "nginx:1.25", 1),
+        );
         ok(k, s, &["apply", "-f", &file, "-n", &ns]);
         let before = get_json(k, s, &["get", "deployment", "web", "-n", &ns]);
 
-        write(&env, &format!("diff-{i}.json"), &web("web", "nginx:1.26", 1));
+        write(
+            &env,
+            &format!("diff-{i}.json"),
+            &web("web", "nginx:1.26", 1),
+        );
         let out = kubectl(k, s, &["diff", "-f", &file, "-n", &ns]);
         // kubectl diff exits 1 when there are differences.
         assert_eq!(
@@ -263,7 +308,10 @@ async fn diff_shows_the_change_and_persists_nothing() {
         let diff = String::from_utf8_lossy(&out.stdout);
         assert!(diff.contains("-        image: nginx:1.25"), "{diff}");
         assert!(diff.contains("+        image: nginx:1.26"), "{diff}");
-        assert!(!diff.contains("busybox"), "only the change is shown:\n{diff}");
+        assert!(
+            !diff.contains("busybox"),
+            "only the change is shown:\n{diff}"
+        );
 
         let after = get_json(k, s, &["get", "deployment", "web", "-n", &ns]);
         assert_eq!(rv(&after), rv(&before), "diff must not persist anything");
@@ -291,7 +339,11 @@ async fn edit_replace_patch_set_image_and_rollout_restart() {
     for (i, k) in env.each() {
         let ns = format!("edit-{i}");
         env.namespace(k, &ns);
-        let file = write(&env, &format!("edit-{i}.json"), &web("web", "nginx:1.25", 1));
+        let file = write(
+            &env,
+            &format!("edit-{i}.json"),
+            &web("web", "nginx:1.25", 1),
+        );
         assert_eq!(
             ok(k, s, &["create", "-f", &file, "-n", &ns]),
             "deployment.apps/web created\n"
@@ -303,8 +355,15 @@ async fn edit_replace_patch_set_image_and_rollout_restart() {
             .args(["edit", "deployment/web", "-n", &ns])
             .output()
             .expect("run kubectl edit");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        assert_eq!(String::from_utf8_lossy(&out.stdout), "deployment.apps/web edited\n");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "deployment.apps/web edited\n"
+        );
         let edited = get_json(k, s, &["get", "deployment", "web", "-n", &ns]);
         assert_eq!(edited["spec"]["replicas"], 4);
         assert_eq!(container(&edited, "sidecar")["image"], "busybox:1.36");
@@ -324,21 +383,77 @@ async fn edit_replace_patch_set_image_and_rollout_restart() {
         // patch, three ways.
         let strategic = r#"{"spec":{"template":{"spec":{"containers":[{"name":"sidecar","image":"busybox:1.37"}]}}}}"#;
         assert_eq!(
-            ok(k, s, &["patch", "deployment", "web", "-n", &ns, "--type", "strategic", "-p", strategic]),
+            ok(
+                k,
+                s,
+                &[
+                    "patch",
+                    "deployment",
+                    "web",
+                    "-n",
+                    &ns,
+                    "--type",
+                    "strategic",
+                    "-p",
+                    strategic
+                ]
+            ),
             "deployment.apps/web patched\n"
         );
         let merge = r#"{"metadata":{"labels":{"tier":"edge"}}}"#;
         assert_eq!(
-            ok(k, s, &["patch", "deployment", "web", "-n", &ns, "--type", "merge", "-p", merge]),
+            ok(
+                k,
+                s,
+                &[
+                    "patch",
+                    "deployment",
+                    "web",
+                    "-n",
+                    &ns,
+                    "--type",
+                    "merge",
+                    "-p",
+                    merge
+                ]
+            ),
             "deployment.apps/web patched\n"
         );
         let json_patch = r#"[{"op":"replace","path":"/spec/replicas","value":3}]"#;
         assert_eq!(
-            ok(k, s, &["patch", "deployment", "web", "-n", &ns, "--type", "json", "-p", json_patch]),
+            ok(
+                k,
+                s,
+                &[
+                    "patch",
+                    "deployment",
+                    "web",
+                    "-n",
+                    &ns,
+                    "--type",
+                    "json",
+                    "-p",
+                    json_patch
+                ]
+            ),
             "deployment.apps/web patched\n"
         );
         assert_eq!(
-            ok(k, s, &["patch", "deployment", "web", "-n", &ns, "--type", "merge", "-p", merge]),
+            ok(
+                k,
+                s,
+                &[
+                    "patch",
+                    "deployment",
+                    "web",
+                    "-n",
+                    &ns,
+                    "--type",
+                    "merge",
+                    "-p",
+                    merge
+                ]
+            ),
             "deployment.apps/web patched (no change)\n"
         );
         let patched = get_json(k, s, &["get", "deployment", "web", "-n", &ns]);
@@ -349,7 +464,18 @@ async fn edit_replace_patch_set_image_and_rollout_restart() {
 
         // set image and rollout restart.
         assert_eq!(
-            ok(k, s, &["set", "image", "deployment/web", "app=nginx:1.27", "-n", &ns]),
+            ok(
+                k,
+                s,
+                &[
+                    "set",
+                    "image",
+                    "deployment/web",
+                    "app=nginx:1.27",
+                    "-n",
+                    &ns
+                ]
+            ),
             "deployment.apps/web image updated\n"
         );
         assert_eq!(
@@ -358,8 +484,7 @@ async fn edit_replace_patch_set_image_and_rollout_restart() {
         );
         let restarted = get_json(k, s, &["get", "deployment", "web", "-n", &ns]);
         assert_eq!(container(&restarted, "app")["image"], "nginx:1.27");
-        let stamp = &restarted["spec"]["template"]["metadata"]["annotations"]
-            ["kubectl.kubernetes.io/restartedAt"];
+        let stamp = &restarted["spec"]["template"]["metadata"]["annotations"]["kubectl.kubernetes.io/restartedAt"];
         assert!(stamp.is_string(), "{restarted}");
         assert!(
             restarted["metadata"]["generation"].as_i64().unwrap_or(0)
