@@ -138,9 +138,10 @@ pub(crate) fn qualified_name(s: &str) -> Vec<String> {
             name
         }
         _ => {
-            out.push(format!(
+            out.push(
                 "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-            ));
+                    .to_owned(),
+            );
             return out;
         }
     };

@@ -9,6 +9,7 @@
 //! - The server speaks HTTPS only; there is no plain-HTTP listener.
 //! - `store` is the only module that names a storage backend.
 
+pub mod admission;
 pub mod apply;
 pub mod codec;
 pub mod config;

@@ -45,7 +45,8 @@ impl Mutate for ServiceAllocation {
     }
 
     fn admit(&self, attrs: &mut Attributes) -> Result<(), Denial> {
-        if attrs.subresource.is_some() || attrs.gvk.group != "" || attrs.gvk.kind != "Service" {
+        if attrs.subresource.is_some() || !attrs.gvk.group.is_empty() || attrs.gvk.kind != "Service"
+        {
             return Ok(());
         }
         let old = if attrs.operation == Operation::Update {

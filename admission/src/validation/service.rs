@@ -50,7 +50,7 @@ pub(super) fn service(obj: &Value, old: Option<&Value>) -> Vec<Cause> {
                     "may not be set for ExternalName services",
                 ));
             }
-            if arr(spec, "ipFamilies").len() > 0 {
+            if !arr(spec, "ipFamilies").is_empty() {
                 out.push(Cause::forbidden(
                     path.child("ipFamilies"),
                     "may not be set for ExternalName services",
