@@ -72,6 +72,16 @@ pub struct Config {
     /// Static bearer-token file (`token,user,uid,"group1,group2"` lines).
     #[arg(long)]
     pub token_auth_file: Option<PathBuf>,
+
+    /// IPv4 CIDR that Service cluster IPs are allocated from
+    /// (kube-apiserver's `--service-cluster-ip-range`).
+    #[arg(long, default_value = "10.96.0.0/12")]
+    pub service_cluster_ip_range: String,
+
+    /// Inclusive port range for NodePort Services, `low-high`
+    /// (kube-apiserver's `--service-node-port-range`).
+    #[arg(long, default_value = "30000-32767", value_parser = parse_port_range)]
+    pub service_node_port_range: std::ops::RangeInclusive<u16>,
 }
 
 /// Parses Go-style durations as kube-apiserver flags take them: `300ms`,
@@ -96,6 +106,14 @@ fn parse_duration(s: &str) -> std::result::Result<std::time::Duration, String> {
 }
 
 impl Config {
+    /// The admission plugins' settings (Service CIDR and node ports).
+    pub fn admission(&self) -> crate::admission::AdmissionConfig {
+        crate::admission::AdmissionConfig {
+            service_cidr: self.service_cluster_ip_range.clone(),
+            node_ports: self.service_node_port_range.clone(),
+        }
+    }
+
     /// History kept before compaction; `None` when compaction is off.
     pub fn retain_history(&self) -> Option<std::time::Duration> {
         (!self.etcd_compaction_interval.is_zero()).then_some(self.etcd_compaction_interval)
@@ -114,6 +132,8 @@ impl Config {
             role: Role::ControlPlane,
             simulate_workloads: false,
             token_auth_file: None,
+            service_cluster_ip_range: "10.96.0.0/12".into(),
+            service_node_port_range: 30000..=32767,
         }
     }
 
@@ -195,4 +215,17 @@ mod tests {
     fn bad_role_is_rejected() {
         assert!(Cli::try_parse_from(["skein", "serve", "--role=boss"]).is_err());
     }
+}
+
+/// `30000-32767` → `30000..=32767`.
+fn parse_port_range(s: &str) -> Result<std::ops::RangeInclusive<u16>, String> {
+    let (lo, hi) = s
+        .split_once('-')
+        .ok_or_else(|| format!("{s:?} is not a port range like 30000-32767"))?;
+    let lo: u16 = lo.trim().parse().map_err(|e| format!("{lo:?}: {e}"))?;
+    let hi: u16 = hi.trim().parse().map_err(|e| format!("{hi:?}: {e}"))?;
+    if lo == 0 || lo > hi {
+        return Err(format!("{s:?} is not a valid port range"));
+    }
+    Ok(lo..=hi)
 }

@@ -68,7 +68,26 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         return Err(e.into());
     }
 
-    let state = AppState::new(store.clone());
+    let admission = match crate::admission::build(&config.admission()) {
+        Ok(a) => a,
+        Err(e) => {
+            store.close().await;
+            return Err(anyhow::anyhow!("admission: {e}"));
+        }
+    };
+    let allocator = admission.services.clone();
+    let registry = crate::registry::Registry::new(store.clone()).with_admission(admission);
+    let state = AppState::with_registry(store.clone(), registry);
+    // Addresses that stored Services hold are taken before anything is served.
+    if let Some(services) = crate::registry::resource::find("", "v1", "services") {
+        match state.registry.all_of(services).await {
+            Ok(existing) => crate::admission::seed(&allocator, existing.iter()),
+            Err(e) => {
+                store.close().await;
+                return Err(anyhow::anyhow!("reading stored Services failed: {e}"));
+            }
+        }
+    }
     if let Err(e) = crate::controllers::bootstrap::ensure(&state.registry).await {
         store.close().await;
         return Err(anyhow::anyhow!(

@@ -303,15 +303,39 @@ async fn bad_bodies_get_a_clean_status_and_store_nothing() {
             .expect_status(413, "RequestEntityTooLarge");
         assert!(message(&s).contains("too large"), "{s}");
     }
-    // Just under the limit, but over the 1.5 MiB an object may take in
-    // storage: still a clean 413.
+    // Under the body limit, but over a ConfigMap's 1 MiB: upstream's 422.
     let big = serde_json::to_vec(
         &json!({"metadata": {"name": "big"}, "data": {"k": "x".repeat(2 * 1024 * 1024)}}),
     )
     .expect("json");
-    api.raw(Method::POST, &cms("bad"), json_ct, big)
+    let s = api
+        .raw(Method::POST, &cms("bad"), json_ct, big)
         .await
-        .expect_status(413, "RequestEntityTooLarge");
+        .expect_status(422, "Invalid");
+    assert_eq!(
+        message(&s),
+        r#"ConfigMap "big" is invalid: []: Too long: may not be more than 1048576 bytes"#
+    );
+    // A kind without a size rule, over the 1.5 MiB an object may take in
+    // storage: still a clean 413.
+    let big_event = serde_json::to_vec(&json!({
+        "metadata": {"name": "big"},
+        "involvedObject": {"kind": "Pod", "name": "p", "namespace": "bad"},
+        "message": "x".repeat(2 * 1024 * 1024),
+    }))
+    .expect("json");
+    api.raw(
+        Method::POST,
+        "/api/v1/namespaces/bad/events",
+        json_ct,
+        big_event,
+    )
+    .await
+    .expect_status(413, "RequestEntityTooLarge");
+    assert_eq!(
+        api.names("/api/v1/namespaces/bad/events").await,
+        Vec::<String>::new()
+    );
 
     // Nothing was stored.
     assert_eq!(api.names(&cms("bad")).await, Vec::<String>::new());
@@ -581,7 +605,10 @@ async fn create_sets_system_fields_and_conflicts_read_as_upstream() {
     assert_eq!(mf[0]["operation"], "Update");
     assert_eq!(mf[0]["apiVersion"], "v1");
     assert_eq!(mf[0]["fieldsType"], "FieldsV1");
-    assert_eq!(mf[0]["fieldsV1"], json!({"f:data": {"f:a": {}}}));
+    assert_eq!(
+        mf[0]["fieldsV1"],
+        json!({"f:data": {".": {}, "f:a": {}}, "f:metadata": {"f:generateName": {}}})
+    );
     assert!(is_rfc3339_utc(mf[0]["time"].as_str().unwrap_or_default()));
     // What was returned is what is stored.
     assert_eq!(api.get(&cm("default", name)).await.expect(200), created);

@@ -79,7 +79,7 @@ pub(super) fn config_map(obj: &Value, old: Option<&Value>) -> Vec<Cause> {
         }
     }
     if total > MAX_SIZE {
-        out.push(Cause::too_long("", MAX_SIZE));
+        out.push(Cause::too_long("[]", MAX_SIZE));
     }
     out
 }

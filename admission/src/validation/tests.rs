@@ -308,7 +308,7 @@ fn config_maps_and_secrets() {
     let big = "a".repeat(1024 * 1024 + 1);
     assert_eq!(
         check("", "ConfigMap", json!({"data": {"a": big}}), None),
-        ["Too long: may not be more than 1048576 bytes"]
+        ["[]: Too long: may not be more than 1048576 bytes"]
     );
 
     let old_secret = json!({"type": "Opaque", "immutable": true, "data": {"a": "MQ=="}});

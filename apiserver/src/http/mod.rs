@@ -41,10 +41,16 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// State over `store`, not shutting down.
+    /// State over `store`, not shutting down, without admission plugins.
     pub fn new(store: Arc<dyn Store>) -> Self {
+        let registry = Registry::new(store.clone());
+        AppState::with_registry(store, registry)
+    }
+
+    /// State over `store` with a configured `registry` (the server's).
+    pub fn with_registry(store: Arc<dyn Store>, registry: Registry) -> Self {
         AppState {
-            registry: Registry::new(store.clone()),
+            registry,
             store,
             shutting_down: Arc::new(AtomicBool::new(false)),
             shutdown: tokio::sync::watch::Sender::new(false),

@@ -138,10 +138,19 @@ pub fn apply_document(
     }
 }
 
-/// Strategic merge patch, with upstream's mapping of its errors.
+/// Strategic merge patch. Errors keep upstream's text; the two that
+/// upstream answers with 422 (`interpretStrategicMergePatchError`) are 422
+/// Invalid, every other malformed patch is 400 BadRequest. (Upstream lets
+/// some of them, e.g. an unknown `$patch` value, surface as a bare 500; a
+/// patch document is client input, so Skein never answers it with a 5xx.)
 fn strategic(current: &Value, doc: &Value, schema: Option<Schema<'_>>) -> Result<Value, ApiError> {
-    let _ = (current, doc, schema);
-    Err(ApiError::unsupported_media_type(PATCH_TYPES))
+    crate::patch::strategic::apply(current, doc, schema).map_err(|e| {
+        let message = e.to_string();
+        match e.status_code() {
+            422 => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", message),
+            _ => ApiError::bad_request(message),
+        }
+    })
 }
 
 /// Parses an apply body: YAML (JSON is YAML) into a JSON object.
@@ -213,13 +222,12 @@ async fn apply(
     let opts = write_options(call, "PatchOptions")?;
     let config = parse_apply_body(&call.body)?;
     check_apply_identity(res, ns, name, &config)?;
-    let schema = schema_of(res);
     let manager = opts.field_manager.clone();
     let subresource = (target == Target::Status).then_some("status");
     let (obj, created) = state
         .registry
         .apply_with(res, ns, name, target, &opts, |live| {
-            let merged = ssa(res, schema, &manager, subresource, live, &config, force)?;
+            let merged = ssa(res, &manager, subresource, live, &config, force)?;
             // Canonicalize through the kind's type, as any write is.
             let decoded = body::Decoded {
                 raw: merged,
@@ -288,13 +296,41 @@ fn check_apply_identity(
 /// Runs the apply engine; maps its errors to upstream's statuses.
 fn ssa(
     res: &ResourceInfo,
-    schema: Option<Schema<'_>>,
     manager: &str,
     subresource: Option<&str>,
     live: Option<&Value>,
     config: &Value,
     force: bool,
 ) -> Result<Value, ApiError> {
-    let _ = (res, schema, manager, subresource, live, config, force);
-    Err(ApiError::unsupported_media_type(PATCH_TYPES))
+    let now = crate::registry::object::now_rfc3339();
+    let req = crate::registry::managed::request(res, manager, subresource, &now);
+    crate::apply::apply(&req, live, config, force).map_err(|e| match e {
+        crate::apply::Error::Conflicts(conflicts) => {
+            let mut err = ApiError::new(
+                StatusCode::CONFLICT,
+                "Conflict",
+                crate::apply::conflict_message(&conflicts),
+            );
+            for c in &conflicts {
+                err = err.with_cause("FieldManagerConflict", &c.cause_message(), &c.field);
+            }
+            err
+        }
+        crate::apply::Error::BadRequest(m) => ApiError::bad_request(m),
+        crate::apply::Error::Invalid { field, message } => ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Invalid",
+            format!("PatchOptions.meta.k8s.io \"\" is invalid: {field}: {message}"),
+        ),
+        // Upstream answers a configuration that does not fit the schema
+        // ("failed to create typed patch object (…): .spec.foo: field not
+        // declared in schema") with a bare 500; it is client input, so
+        // Skein says 400 with the same text. Anything else is ours: 500.
+        crate::apply::Error::Internal(m)
+            if m.starts_with("failed to create typed patch object") =>
+        {
+            ApiError::bad_request(m)
+        }
+        crate::apply::Error::Internal(m) => ApiError::internal(m),
+    })
 }

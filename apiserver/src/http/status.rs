@@ -24,7 +24,8 @@ impl ApiError {
                 details: None,
                 message: Some(message.into()),
                 metadata: ListMeta::default(),
-                reason: Some(reason.to_string()),
+                // An empty reason is upstream's StatusReasonUnknown, omitted.
+                reason: (!reason.is_empty()).then(|| reason.to_string()),
                 status: Some("Failure".to_string()),
             }),
         }

@@ -23,6 +23,7 @@ pub mod watch;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use skein_admission::allocator::InMemoryAllocator;
 use skein_admission::{Chain, Operation};
 use skein_storage::{Error as StoreError, KeyValue, Store};
 
@@ -95,6 +96,9 @@ pub enum Deleted {
 pub struct Registry {
     store: Arc<dyn Store>,
     admission: Arc<Chain>,
+    /// Service cluster IPs and node ports, shared with the chain's
+    /// allocation plugin: completed (rolled back or released) here.
+    services: Option<Arc<InMemoryAllocator>>,
 }
 
 /// SHA-256 of `data`.
@@ -146,13 +150,28 @@ impl Registry {
         Registry {
             store,
             admission: Arc::new(Chain::new()),
+            services: None,
         }
     }
 
-    /// The same registry running `chain` on every create and update.
-    pub fn with_admission(mut self, chain: Chain) -> Self {
-        self.admission = Arc::new(chain);
+    /// The same registry running `admission`'s chain on every create and
+    /// update, and completing its Service address allocations.
+    pub fn with_admission(mut self, admission: crate::admission::Admission) -> Self {
+        self.admission = Arc::new(admission.chain);
+        self.services = Some(admission.services);
         self
+    }
+
+    /// The Service allocator, when `res` is core/v1 Services and the write
+    /// persists (dry runs allocate nothing).
+    fn service_allocator(
+        &self,
+        res: &ResourceInfo,
+        dry_run: bool,
+    ) -> Option<Arc<InMemoryAllocator>> {
+        (res.group.is_empty() && res.plural == "services" && !dry_run)
+            .then(|| self.services.clone())
+            .flatten()
     }
 
     /// The underlying store (for health checks).
@@ -252,70 +271,82 @@ impl Registry {
             dry_run: opts.dry_run,
         };
         admit::mutate(&self.admission, &admission, &mut obj)?;
-        let mut causes = validation::object_meta(&obj, strategy::name_rule(res));
-        if name.is_empty() && generate.is_none() {
-            causes.retain(|c| c.field != "metadata.name");
-            causes.insert(
-                0,
-                Cause::required("metadata.name", "name or generateName is required"),
-            );
-        }
-        if !causes.is_empty() {
-            return Err(ApiError::invalid(res.group, res.kind, &name, causes));
-        }
-
-        // System fields.
-        for field in [
-            "uid",
-            "creationTimestamp",
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-            "resourceVersion",
-            "selfLink",
-        ] {
-            set_meta(&mut obj, field, None);
-        }
-        set_meta(&mut obj, "uid", Some(json!(new_uid())));
-        set_meta(
-            &mut obj,
-            "creationTimestamp",
-            Some(json!(object::now_rfc3339())),
-        );
-        strategy::prepare_for_create(res, &mut obj);
-        admit::validate(&self.admission, &admission, &obj)?;
-        if !opts.keep_managed_fields {
-            managed::record_update(&mut obj, None, res, &opts.field_manager, None);
-        }
-
-        if res.namespaced {
-            self.check_namespace(res, ns, &name).await?;
-        }
-        if opts.dry_run {
-            // Upstream checks existence too.
-            if self.get(res, ns, &name).await.is_ok() {
-                return Err(ApiError::already_exists(res.group, res.plural, &name));
-            }
-            return Ok(obj);
-        }
-        let bytes = Registry::encode(&obj)?;
-        match self
-            .store
-            .create(&key::object(res, ns, &name), &bytes)
-            .await
-        {
-            Ok(kv) => {
-                set_meta(
-                    &mut obj,
-                    "resourceVersion",
-                    Some(json!(kv.mod_revision.to_string())),
+        let allocator = self.service_allocator(res, opts.dry_run);
+        let admitted = allocator.as_ref().map(|_| obj.clone());
+        let result: Result<Value, ApiError> = async {
+            let mut causes = validation::object_meta(&obj, strategy::name_rule(res));
+            if name.is_empty() && generate.is_none() {
+                causes.retain(|c| c.field != "metadata.name");
+                causes.insert(
+                    0,
+                    Cause::required("metadata.name", "name or generateName is required"),
                 );
-                Ok(obj)
             }
-            Err(StoreError::AlreadyExists { .. }) => {
-                Err(ApiError::already_exists(res.group, res.plural, &name))
+            if !causes.is_empty() {
+                return Err(ApiError::invalid(res.group, res.kind, &name, causes));
             }
-            Err(e) => Err(store_error(e)),
+
+            // System fields.
+            for field in [
+                "uid",
+                "creationTimestamp",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "resourceVersion",
+                "selfLink",
+            ] {
+                set_meta(&mut obj, field, None);
+            }
+            set_meta(&mut obj, "uid", Some(json!(new_uid())));
+            set_meta(
+                &mut obj,
+                "creationTimestamp",
+                Some(json!(object::now_rfc3339())),
+            );
+            if res.group == "batch" && res.plural == "jobs" {
+                skein_admission::defaults::job_selector(&mut obj);
+            }
+            strategy::prepare_for_create(res, &mut obj);
+            admit::validate(&self.admission, &admission, &obj)?;
+            if !opts.keep_managed_fields {
+                managed::record_update(&mut obj, None, res, &opts.field_manager, None);
+            }
+
+            if res.namespaced {
+                self.check_namespace(res, ns, &name).await?;
+            }
+            if opts.dry_run {
+                // Upstream checks existence too.
+                if self.get(res, ns, &name).await.is_ok() {
+                    return Err(ApiError::already_exists(res.group, res.plural, &name));
+                }
+                return Ok(obj);
+            }
+            let bytes = Registry::encode(&obj)?;
+            match self
+                .store
+                .create(&key::object(res, ns, &name), &bytes)
+                .await
+            {
+                Ok(kv) => {
+                    set_meta(
+                        &mut obj,
+                        "resourceVersion",
+                        Some(json!(kv.mod_revision.to_string())),
+                    );
+                    Ok(obj)
+                }
+                Err(StoreError::AlreadyExists { .. }) => {
+                    Err(ApiError::already_exists(res.group, res.plural, &name))
+                }
+                Err(e) => Err(store_error(e)),
+            }
         }
+        .await;
+        if let (Err(_), Some(a), Some(admitted)) = (&result, &allocator, &admitted) {
+            crate::admission::service_write_failed(a, None, admitted);
+        }
+        result
     }
 
     /// Replaces an object (PUT). `obj.metadata.resourceVersion`, when set, is
@@ -364,9 +395,54 @@ impl Registry {
             ));
         }
         let old = Registry::decode(&current)?;
-        let new = self.prepare_update(res, obj, &old, target, opts)?;
-        self.write_update(res, ns, name, new, &old, current.mod_revision, opts)
+        self.finish_update(res, ns, name, obj, &old, current.mod_revision, target, opts)
             .await
+    }
+
+    /// Admits, prepares and writes one update of `old` (stored at revision
+    /// `expected`) to `wanted`, completing Service allocations.
+    #[allow(clippy::too_many_arguments)]
+    async fn finish_update(
+        &self,
+        res: &ResourceInfo,
+        ns: &str,
+        name: &str,
+        wanted: Value,
+        old: &Value,
+        expected: i64,
+        target: Target,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        let admission = admit::Request {
+            res,
+            operation: Operation::Update,
+            namespace: ns,
+            name,
+            subresource: (target == Target::Status).then_some("status"),
+            old: Some(old),
+            dry_run: opts.dry_run,
+        };
+        let mut obj = wanted;
+        admit::mutate(&self.admission, &admission, &mut obj)?;
+        let allocator = self.service_allocator(res, opts.dry_run);
+        let admitted = allocator.as_ref().map(|_| obj.clone());
+        let result = match self.prepare_update(res, obj, old, target, opts) {
+            Ok(new) => {
+                self.write_update(res, ns, name, new, old, expected, opts)
+                    .await
+            }
+            Err(e) => Err(e),
+        };
+        if let (Some(a), Some(admitted)) = (&allocator, &admitted) {
+            match &result {
+                Err(_) => crate::admission::service_write_failed(a, Some(old), admitted),
+                Ok(stored) => {
+                    let gone = object::is_deleting(stored) && object::finalizers(stored).is_empty();
+                    crate::admission::service_stored(a, old, (!gone).then_some(stored));
+                }
+            }
+        }
+        result
     }
 
     /// Applies the strategy and system-field rules of an update.
@@ -389,8 +465,6 @@ impl Registry {
             old: Some(old),
             dry_run: opts.dry_run,
         };
-        let mut obj = obj;
-        admit::mutate(&self.admission, &admission, &mut obj)?;
         let mut new = match target {
             Target::Main => {
                 let mut new = obj;
@@ -536,9 +610,17 @@ impl Registry {
             if res.namespaced {
                 set_meta(&mut wanted, "namespace", Some(json!(ns)));
             }
-            let new = self.prepare_update(res, wanted, &old, target, opts)?;
             match self
-                .write_update(res, ns, name, new, &old, current.mod_revision, opts)
+                .finish_update(
+                    res,
+                    ns,
+                    name,
+                    wanted,
+                    &old,
+                    current.mod_revision,
+                    target,
+                    opts,
+                )
                 .await
             {
                 Err(e) if e.reason() == "Conflict" => continue,
@@ -597,9 +679,17 @@ impl Registry {
             if res.namespaced {
                 set_meta(&mut wanted, "namespace", Some(json!(ns)));
             }
-            let new = self.prepare_update(res, wanted, &old, target, &opts)?;
             match self
-                .write_update(res, ns, name, new, &old, current.mod_revision, &opts)
+                .finish_update(
+                    res,
+                    ns,
+                    name,
+                    wanted,
+                    &old,
+                    current.mod_revision,
+                    target,
+                    &opts,
+                )
                 .await
             {
                 Err(e) if e.reason() == "Conflict" => continue,
@@ -674,7 +764,12 @@ impl Registry {
                     return Ok(Deleted::Gone(obj));
                 }
                 match self.store.delete(&key, Some(current.mod_revision)).await {
-                    Ok(_) => return Ok(Deleted::Gone(obj)),
+                    Ok(_) => {
+                        if let Some(a) = self.service_allocator(res, false) {
+                            crate::admission::service_stored(&a, &obj, None);
+                        }
+                        return Ok(Deleted::Gone(obj));
+                    }
                     Err(StoreError::Conflict { .. }) => continue,
                     Err(StoreError::NotFound { .. }) => {
                         return Err(ApiError::not_found(res.group, res.plural, name));

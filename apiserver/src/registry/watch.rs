@@ -237,6 +237,20 @@ fn resource_of_key(key: &str) -> Option<&'static ResourceInfo> {
 }
 
 impl Registry {
+    /// Every stored object of `res`, in every namespace, read at one
+    /// revision (startup scans, e.g. seeding the Service allocator).
+    pub async fn all_of(&self, res: &ResourceInfo) -> Result<Vec<Value>, ApiError> {
+        let page = self
+            .store
+            .list(
+                &key::prefix(res, None),
+                skein_storage::ListOptions::default(),
+            )
+            .await
+            .map_err(store_error)?;
+        page.items.iter().map(Registry::decode).collect()
+    }
+
     /// Every object of every resource, read at one revision.
     pub async fn list_all(&self) -> Result<(Vec<(&'static ResourceInfo, Value)>, i64), ApiError> {
         let revision = self.store.current_revision().await.map_err(store_error)?;
