@@ -21,9 +21,6 @@ use crate::server::Server;
 /// and kubectl does not always honour it.
 pub const TIMEOUT: Duration = Duration::from_secs(40);
 
-/// Passed to `create -f` / `replace -f` while OpenAPI is not served
-/// (otherwise kubectl fails with "failed to download openapi").
-pub const NO_VALIDATE: &str = "--validate=false";
 
 /// How long a background `get -w` may take to print an expected line.
 pub const WATCH_TIMEOUT: Duration = Duration::from_secs(20);
@@ -223,7 +220,7 @@ impl Env {
         let out = ok(
             k,
             &self.server,
-            &["create", "-f", &file, NO_VALIDATE, "-n", namespace],
+            &["create", "-f", &file, "-n", namespace],
         );
         assert!(out.ends_with(" created\n"), "create -f {object}: {out}");
     }
@@ -231,7 +228,7 @@ impl Env {
     /// Creates namespace `name` from a manifest.
     pub fn namespace(&self, k: &Path, name: &str) {
         let file = self.manifest(&namespace(name));
-        let out = ok(k, &self.server, &["create", "-f", &file, NO_VALIDATE]);
+        let out = ok(k, &self.server, &["create", "-f", &file]);
         assert_eq!(out, format!("namespace/{name} created\n"));
     }
 }

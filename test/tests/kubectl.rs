@@ -7,8 +7,9 @@
 //! binaries never see each other's objects. Every kubectl invocation has a
 //! deadline ([`TIMEOUT`]); one that overruns is killed and fails the test.
 //!
-//! OpenAPI is not served yet, so creating or replacing from files passes
-//! `--validate=false` ([`NO_VALIDATE`]); drop it once `/openapi/v3` lands.
+//! Files are created and replaced with kubectl's default validation, which
+//! reads the server's OpenAPI v3 and validates on the server
+//! (`fieldValidation=Strict`).
 
 use std::fs;
 use std::path::Path;
@@ -183,7 +184,7 @@ async fn create_from_a_file_then_get_in_every_output_format() {
         env.namespace(k, &ns);
         let file = env.manifest(&configmap("x", json!({"app": "web"}), json!({"a": "1"})));
         assert_eq!(
-            ok(k, s, &["create", "-f", &file, NO_VALIDATE, "-n", &ns]),
+            ok(k, s, &["create", "-f", &file, "-n", &ns]),
             "configmap/x created\n"
         );
 
@@ -516,11 +517,11 @@ async fn creating_an_existing_object_is_already_exists() {
         let ns = format!("exists-{i}");
         let ns_file = env.manifest(&namespace(&ns));
         assert_eq!(
-            ok(k, s, &["create", "-f", &ns_file, NO_VALIDATE]),
+            ok(k, s, &["create", "-f", &ns_file]),
             format!("namespace/{ns} created\n")
         );
         assert_eq!(
-            err(k, s, &["create", "-f", &ns_file, NO_VALIDATE]),
+            err(k, s, &["create", "-f", &ns_file]),
             format!(
                 "Error from server (AlreadyExists): error when creating \"{ns_file}\": \
                  namespaces \"{ns}\" already exists\n"
@@ -528,7 +529,7 @@ async fn creating_an_existing_object_is_already_exists() {
         );
 
         let file = env.manifest(&configmap("x", json!({}), json!({"a": "1"})));
-        let create = ["create", "-f", &file, NO_VALIDATE, "-n", &ns];
+        let create = ["create", "-f", &file, "-n", &ns];
         assert_eq!(ok(k, s, &create), "configmap/x created\n");
         assert_eq!(
             err(k, s, &create),
@@ -539,7 +540,7 @@ async fn creating_an_existing_object_is_already_exists() {
         );
 
         let file = env.manifest(&deployment("web", 1));
-        let create = ["create", "-f", &file, NO_VALIDATE, "-n", &ns];
+        let create = ["create", "-f", &file, "-n", &ns];
         assert_eq!(ok(k, s, &create), "deployment.apps/web created\n");
         assert_eq!(
             err(k, s, &create),
@@ -597,7 +598,6 @@ async fn missing_objects_are_not_found() {
                     "create",
                     "-f",
                     &file,
-                    NO_VALIDATE,
                     "-n",
                     "no-such-namespace"
                 ]
@@ -632,7 +632,7 @@ async fn replace_with_a_stale_resource_version_conflicts() {
             "configmap/x labeled\n"
         );
         assert_eq!(
-            err(k, s, &["replace", "-f", &stale, NO_VALIDATE]),
+            err(k, s, &["replace", "-f", &stale]),
             format!(
                 "Error from server (Conflict): error when replacing \"{stale}\": Operation cannot \
                  be fulfilled on configmaps \"x\": the object has been modified; please apply \
@@ -654,7 +654,7 @@ async fn replace_with_a_stale_resource_version_conflicts() {
         fresh["data"]["a"] = json!("2");
         let file = env.manifest(&fresh);
         assert_eq!(
-            ok(k, s, &["replace", "-f", &file, NO_VALIDATE]),
+            ok(k, s, &["replace", "-f", &file]),
             "configmap/x replaced\n"
         );
         assert_eq!(
