@@ -206,7 +206,18 @@ async fn server_side_apply_conflicts_and_force() {
             ok(k, s, &["apply", "--server-side", "-f", &file, "-n", &ns]),
             "deployment.apps/ssa serverside-applied\n"
         );
-        let applied = get_json(k, s, &["get", "deployment", "ssa", "-n", &ns]);
+        let applied = get_json(
+            k,
+            s,
+            &[
+                "get",
+                "deployment",
+                "ssa",
+                "-n",
+                &ns,
+                "--show-managed-fields",
+            ],
+        );
         assert_eq!(managers(&applied), ["kubectl/Apply"], "{applied}");
         let fields = &applied["metadata"]["managedFields"][0]["fieldsV1"];
         assert!(fields["f:spec"]["f:replicas"].is_object(), "{fields}");
@@ -245,7 +256,18 @@ async fn server_side_apply_conflicts_and_force() {
             "{stderr}"
         );
         assert!(stderr.contains("--force-conflicts"), "{stderr}");
-        let unchanged = get_json(k, s, &["get", "deployment", "ssa", "-n", &ns]);
+        let unchanged = get_json(
+            k,
+            s,
+            &[
+                "get",
+                "deployment",
+                "ssa",
+                "-n",
+                &ns,
+                "--show-managed-fields",
+            ],
+        );
         assert_eq!(unchanged["spec"]["replicas"], 5);
 
         assert_eq!(
@@ -264,7 +286,18 @@ async fn server_side_apply_conflicts_and_force() {
             ),
             "deployment.apps/ssa serverside-applied\n"
         );
-        let forced = get_json(k, s, &["get", "deployment", "ssa", "-n", &ns]);
+        let forced = get_json(
+            k,
+            s,
+            &[
+                "get",
+                "deployment",
+                "ssa",
+                "-n",
+                &ns,
+                "--show-managed-fields",
+            ],
+        );
         assert_eq!(forced["spec"]["replicas"], 3);
         let owners: Vec<&Value> = forced["metadata"]["managedFields"]
             .as_array()
@@ -306,11 +339,24 @@ async fn diff_shows_the_change_and_persists_nothing() {
             String::from_utf8_lossy(&out.stderr)
         );
         let diff = String::from_utf8_lossy(&out.stdout);
-        assert!(diff.contains("-        image: nginx:1.25"), "{diff}");
-        assert!(diff.contains("+        image: nginx:1.26"), "{diff}");
-        assert!(
-            !diff.contains("busybox"),
-            "only the change is shown:\n{diff}"
+        // Only the change (and the generation it bumps) is shown.
+        let changed: Vec<&str> = diff
+            .lines()
+            .filter(|l| {
+                (l.starts_with('+') || l.starts_with('-'))
+                    && !l.starts_with("+++")
+                    && !l.starts_with("---")
+            })
+            .collect();
+        assert_eq!(
+            changed,
+            [
+                "-  generation: 1",
+                "+  generation: 2",
+                "-      - image: nginx:1.25",
+                "+      - image: nginx:1.26"
+            ],
+            "{diff}"
         );
 
         let after = get_json(k, s, &["get", "deployment", "web", "-n", &ns]);
