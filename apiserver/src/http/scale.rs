@@ -108,6 +108,7 @@ pub async fn handle(
             "PatchOptions"
         })?,
         field_manager: query.get("fieldManager").unwrap_or("kubectl").to_string(),
+        subresource: Some("scale"),
         ..WriteOptions::default()
     };
     let wanted_scale = match *method {

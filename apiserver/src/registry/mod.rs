@@ -42,6 +42,10 @@ pub struct WriteOptions {
     /// The object's `managedFields` were already computed by server-side
     /// apply; the registry must not record an Update for this write.
     pub keep_managed_fields: bool,
+    /// The subresource the client wrote through when it is not the
+    /// update's [`Target`] (`scale` writes the main object); recorded in
+    /// the manager's managedFields entry.
+    pub subresource: Option<&'static str>,
 }
 
 /// Which part of an object an update targets.
@@ -499,7 +503,9 @@ impl Registry {
         }
         admit::validate(&self.admission, &admission, &new)?;
         if !opts.keep_managed_fields {
-            let subresource = (target == Target::Status).then_some("status");
+            let subresource = opts
+                .subresource
+                .or((target == Target::Status).then_some("status"));
             managed::record_update(&mut new, Some(old), res, &opts.field_manager, subresource);
         }
         Ok(new)
