@@ -21,7 +21,6 @@ use crate::server::Server;
 /// and kubectl does not always honour it.
 pub const TIMEOUT: Duration = Duration::from_secs(40);
 
-
 /// How long a background `get -w` may take to print an expected line.
 pub const WATCH_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -217,11 +216,7 @@ impl Env {
     /// `kubectl create -f <manifest> -n <ns>`; asserts it says `created`.
     pub fn create(&self, k: &Path, namespace: &str, object: &Value) {
         let file = self.manifest(object);
-        let out = ok(
-            k,
-            &self.server,
-            &["create", "-f", &file, "-n", namespace],
-        );
+        let out = ok(k, &self.server, &["create", "-f", &file, "-n", namespace]);
         assert!(out.ends_with(" created\n"), "create -f {object}: {out}");
     }
 

@@ -591,17 +591,7 @@ async fn missing_objects_are_not_found() {
         // Creating in a namespace that does not exist names the namespace.
         let file = env.manifest(&configmap("x", json!({}), json!({})));
         assert_eq!(
-            err(
-                k,
-                s,
-                &[
-                    "create",
-                    "-f",
-                    &file,
-                    "-n",
-                    "no-such-namespace"
-                ]
-            ),
+            err(k, s, &["create", "-f", &file, "-n", "no-such-namespace"]),
             format!(
                 "Error from server (NotFound): error when creating \"{file}\": \
                  namespaces \"no-such-namespace\" not found\n"
