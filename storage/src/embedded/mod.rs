@@ -4,10 +4,13 @@
 //!   request into one redb transaction and commits it with
 //!   `Durability::Immediate` (group commit): many concurrent writes share
 //!   one fsync, and each is acknowledged only after that commit.
-//! - **History** is a revision log table (`log`, one entry per revision,
-//!   holding the change and the previous value). It serves watch replay and
-//!   reads at past revisions; [`crate::compactor`] trims it to about five
-//!   minutes.
+//! - **Data** is a revision log table (`log`, one entry per revision,
+//!   holding the change) and a key index (`kv`, live key → its revision
+//!   counters). Each value is stored once, in the log record of the revision
+//!   that wrote it ([`codec`]), so a write adds one value to the file, not
+//!   two. The log serves reads, watch replay and reads at past revisions;
+//!   [`crate::compactor`] trims its history to about five minutes, keeping
+//!   the records that still hold a live value.
 //! - **Watches** ([`watch`]) replay from the log, then follow a broadcast of
 //!   committed batches. A watcher that falls behind the broadcast goes back
 //!   to the log, so it never blocks writers or holds memory; if its history
@@ -36,11 +39,12 @@ use crate::{
 };
 use writer::{WriteOk, WriteOp};
 
-/// Live keys: key → encoded [`KeyValue`] meta + value.
+/// Live keys: key → encoded [`codec::Meta`]; the value is in `log`.
 pub(crate) const KV: TableDefinition<&[u8], &[u8]> = TableDefinition::new("kv");
-/// Revision log: revision → encoded change.
+/// Revision log: revision → encoded change (with the value of a put).
 pub(crate) const LOG: TableDefinition<u64, &[u8]> = TableDefinition::new("log");
-/// `rev` (current revision) and `compacted` (compaction point).
+/// `rev` (current revision), `compacted` (compaction point) and `format`
+/// ([`codec::FORMAT`]).
 pub(crate) const META: TableDefinition<&str, i64> = TableDefinition::new("meta");
 
 /// Revision of an empty store, as for a new etcd.
@@ -102,8 +106,9 @@ impl EmbeddedStore {
     ///
     /// Must be called inside a Tokio runtime (it starts the compactor).
     /// Errors with [`Error::Unavailable`] if the file is locked by another
-    /// process or unreadable.
+    /// process, unreadable, or written in another on-disk format.
     pub async fn open(path: &Path, opts: EmbeddedOptions) -> Result<Arc<EmbeddedStore>> {
+        let path_display = path.display().to_string();
         let path = path.to_owned();
         let db = tokio::task::spawn_blocking(move || redb::Database::create(&path))
             .await
@@ -116,11 +121,22 @@ impl EmbeddedStore {
             txn.open_table(LOG).map_err(db_err)?;
             let mut meta = txn.open_table(META).map_err(db_err)?;
             let rev = meta.get("rev").map_err(db_err)?.map(|g| g.value());
-            let rev = match rev {
-                Some(rev) => rev,
-                None => {
+            let format = meta.get("format").map_err(db_err)?.map(|g| g.value());
+            let rev = match (rev, format) {
+                (Some(rev), Some(codec::FORMAT)) => rev,
+                (None, None) => {
                     meta.insert("rev", INITIAL_REVISION).map_err(db_err)?;
+                    meta.insert("format", codec::FORMAT).map_err(db_err)?;
                     INITIAL_REVISION
+                }
+                (_, found) => {
+                    return Err(Error::Unavailable(format!(
+                        "embedded store: {} holds data in on-disk format {}, this build reads \
+                         format {}; move it away to start empty",
+                        path_display,
+                        found.unwrap_or(1),
+                        codec::FORMAT
+                    )));
                 }
             };
             let compacted = meta
@@ -195,11 +211,13 @@ impl Store for EmbeddedStore {
         self.check_open()?;
         let txn = self.shared.db.begin_read().map_err(db_err)?;
         let table = txn.open_table(KV).map_err(db_err)?;
-        let value = table.get(key.as_bytes()).map_err(db_err)?;
-        match value {
-            Some(v) => codec::decode_kv(key.as_bytes(), v.value()),
-            None => Err(Error::NotFound { key: key.into() }),
-        }
+        let meta = match table.get(key.as_bytes()).map_err(db_err)? {
+            Some(v) => codec::decode_meta(v.value())?,
+            None => return Err(Error::NotFound { key: key.into() }),
+        };
+        let log = txn.open_table(LOG).map_err(db_err)?;
+        let value = logged_value(&log, key.as_bytes(), meta.mod_revision)?;
+        Ok(meta.with_value(key.to_owned(), value))
     }
 
     async fn list(&self, prefix: &str, opts: ListOptions) -> Result<ListResult> {
@@ -292,6 +310,29 @@ impl Drop for EmbeddedStore {
     }
 }
 
+/// The value `key` was written with at `revision`: the value of its put
+/// record in `log`.
+///
+/// Errors with [`Error::Unavailable`] if the record is missing or is not a
+/// put of `key` (a corrupt store).
+pub(crate) fn logged_value(
+    log: &impl ReadableTable<u64, &'static [u8]>,
+    key: &[u8],
+    revision: Revision,
+) -> Result<bytes::Bytes> {
+    let rev = u64::try_from(revision).map_err(|_| codec::corrupt("negative revision"))?;
+    match log.get(rev).map_err(db_err)? {
+        Some(record) => Ok(bytes::Bytes::copy_from_slice(codec::put_value(
+            key,
+            record.value(),
+        )?)),
+        None => Err(codec::corrupt(&format!(
+            "no log record at revision {revision} for a value of {}",
+            String::from_utf8_lossy(key)
+        ))),
+    }
+}
+
 /// Reads a page of `prefix` at `opts.at_revision` from one snapshot.
 ///
 /// A past revision is served from the live table plus an overlay built from
@@ -338,9 +379,9 @@ fn list(db: &redb::Database, prefix: &str, opts: &ListOptions) -> Result<ListRes
     let in_range = |k: &[u8]| k >= start.as_slice() && end.as_deref().is_none_or(|e| k < e);
 
     // Keys changed after `at`, with their value at `at` (None = absent).
+    let log = txn.open_table(LOG).map_err(db_err)?;
     let mut overlay: BTreeMap<Vec<u8>, Option<KeyValue>> = BTreeMap::new();
     if at < current {
-        let log = txn.open_table(LOG).map_err(db_err)?;
         let first = u64::try_from(at + 1).unwrap_or(0);
         for entry in log.range(first..).map_err(db_err)? {
             let (rev, bytes) = entry.map_err(db_err)?;
@@ -349,8 +390,15 @@ fn list(db: &redb::Database, prefix: &str, opts: &ListOptions) -> Result<ListRes
             if !in_range(key) || overlay.contains_key(key) {
                 continue;
             }
-            let event = codec::decode_event(rev.value() as Revision, bytes)?;
-            overlay.insert(key.to_vec(), event.prev);
+            let record = codec::decode_record(rev.value() as Revision, bytes)?;
+            let old = match record.prev {
+                None => None,
+                Some(prev) => {
+                    let value = logged_value(&log, key, prev.mod_revision)?;
+                    Some(prev.with_value(codec::key_string(key)?, value))
+                }
+            };
+            overlay.insert(key.to_vec(), old);
         }
     }
 
@@ -396,7 +444,9 @@ fn list(db: &redb::Database, prefix: &str, opts: &ListOptions) -> Result<ListRes
                 items.push(old.clone());
             }
         } else if let Some(Ok((k, v))) = live.next() {
-            items.push(codec::decode_kv(k.value(), v.value())?);
+            let meta = codec::decode_meta(v.value())?;
+            let value = logged_value(&log, k.value(), meta.mod_revision)?;
+            items.push(meta.with_value(codec::key_string(k.value())?, value));
         }
     }
     let more = opts.limit > 0 && items.len() > opts.limit;
@@ -408,4 +458,121 @@ fn list(db: &redb::Database, prefix: &str, opts: &ListOptions) -> Result<ListRes
         revision: at,
         more,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use futures::StreamExt;
+
+    use super::*;
+    use crate::{EventKind, WatchMessage};
+
+    fn options() -> EmbeddedOptions {
+        EmbeddedOptions {
+            retain_history: None,
+            progress_interval: Duration::from_millis(100),
+            ..Default::default()
+        }
+    }
+
+    fn log_revisions(store: &EmbeddedStore) -> Vec<u64> {
+        let txn = store.shared.db.begin_read().unwrap();
+        let log = txn.open_table(LOG).unwrap();
+        log.iter().unwrap().map(|e| e.unwrap().0.value()).collect()
+    }
+
+    /// Compaction drops superseded values and tombstones but keeps every
+    /// record that still holds a live value or the previous value of a
+    /// change after the compaction point.
+    #[tokio::test]
+    async fn compaction_keeps_live_values_and_drops_superseded_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EmbeddedStore::open(&dir.path().join("db"), options())
+            .await
+            .unwrap();
+        let a1 = store.create("/a", b"a1").await.unwrap(); // 2
+        let b1 = store.create("/b", b"b1").await.unwrap(); // 3
+        let a2 = store.update("/a", b"a2", a1.mod_revision).await.unwrap(); // 4
+        let c1 = store.create("/c", b"c1").await.unwrap(); // 5
+        let (_, c_del) = store.delete("/c", None).await.unwrap(); // 6
+        let b2 = store.update("/b", b"b2", b1.mod_revision).await.unwrap(); // 7
+        let a3 = store.update("/a", b"a3", a2.mod_revision).await.unwrap(); // 8
+        assert_eq!(log_revisions(&store), vec![2, 3, 4, 5, 6, 7, 8]);
+
+        store.compact(b2.mod_revision).await.unwrap();
+        // a1 and c1 were superseded before 7, the delete at 6 is not needed;
+        // a2 (previous value of the change at 8) and b1 (previous value of
+        // the change at 7) stay, as does everything from 7 on.
+        assert_eq!(log_revisions(&store), vec![3, 4, 7, 8]);
+        assert_eq!(store.get("/a").await.unwrap(), a3);
+        assert_eq!(store.get("/b").await.unwrap(), b2);
+        let at = ListOptions {
+            at_revision: b2.mod_revision,
+            ..Default::default()
+        };
+        let page = store.list("/", at).await.unwrap();
+        assert_eq!(page.items, vec![a2.clone(), b2.clone()]);
+
+        let mut watch = store.watch("/", b2.mod_revision - 1).await.unwrap();
+        let mut events = Vec::new();
+        while events.len() < 2 {
+            match watch.next().await.unwrap().unwrap() {
+                WatchMessage::Event(e) => events.push(e),
+                WatchMessage::Progress(_) => {}
+            }
+        }
+        assert_eq!(events[0].kind, EventKind::Put);
+        assert_eq!(events[0].kv, b2);
+        assert_eq!(events[0].prev, Some(b1));
+        assert_eq!(events[1].kv, a3);
+        assert_eq!(events[1].prev, Some(a2));
+
+        // At the newest revision, the change at 8 still needs a2 (its
+        // previous value, for a watch from 7); b1 is superseded by 7.
+        store.compact(a3.mod_revision).await.unwrap();
+        assert_eq!(log_revisions(&store), vec![4, 7, 8]);
+        assert_eq!(c_del, c1.mod_revision + 1);
+        store.close().await;
+        drop(watch);
+        drop(store);
+
+        // And they survive a reopen.
+        let store = EmbeddedStore::open(&dir.path().join("db"), options())
+            .await
+            .unwrap();
+        let all = store.list("/", ListOptions::default()).await.unwrap();
+        assert_eq!(all.items, vec![a3, b2]);
+        store.close().await;
+    }
+
+    /// A store written in another on-disk format is refused, not misread.
+    #[tokio::test]
+    async fn other_formats_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        let store = EmbeddedStore::open(&path, options()).await.unwrap();
+        store.create("/a", b"x").await.unwrap();
+        store.close().await;
+        drop(store);
+
+        for format in [None, Some(1), Some(codec::FORMAT + 1)] {
+            {
+                let db = redb::Database::create(&path).unwrap();
+                let txn = db.begin_write().unwrap();
+                {
+                    let mut meta = txn.open_table(META).unwrap();
+                    match format {
+                        None => drop(meta.remove("format").unwrap()),
+                        Some(f) => drop(meta.insert("format", f).unwrap()),
+                    }
+                }
+                txn.commit().unwrap();
+            }
+            match EmbeddedStore::open(&path, options()).await {
+                Err(Error::Unavailable(msg)) => assert!(msg.contains("format"), "{msg}"),
+                Err(e) => panic!("format {format:?}: unexpected error {e}"),
+                Ok(_) => panic!("format {format:?}: opened"),
+            }
+        }
+    }
 }

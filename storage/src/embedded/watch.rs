@@ -22,7 +22,7 @@ use redb::ReadableDatabase;
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
-use super::{LOG, META, Shared, codec, db_err};
+use super::{LOG, META, Shared, codec, db_err, logged_value};
 use crate::{Error, Result, Revision, WatchEvent, WatchMessage, WatchStream};
 
 /// Log entries read per replay step.
@@ -154,7 +154,9 @@ impl Watcher {
             let rev = rev.value() as Revision;
             let bytes = bytes.value();
             if codec::event_key(bytes)?.starts_with(self.prefix.as_bytes()) {
-                self.buffer.push_back(codec::decode_event(rev, bytes)?);
+                let record = codec::decode_record(rev, bytes)?;
+                let event = record.event(|prev| logged_value(&log, record.key, prev))?;
+                self.buffer.push_back(event);
             }
             self.next = rev + 1;
             read += 1;
