@@ -297,3 +297,72 @@ async fn podinfo_install_upgrade_rollback_uninstall() {
         assert!(release_secrets(&api, &ns, "web").await.is_empty());
     }
 }
+
+/// A release installed by Helm 3.17 (client-side: create, then three-way
+/// merge patches) is upgraded by Helm 4.1 (server-side apply): Helm 4
+/// moves Helm 3's field ownership to its own apply manager first, so the
+/// upgrade applies without conflicts and the values land.
+#[tokio::test]
+async fn helm3_release_upgrades_with_helm4() {
+    let helms = helm_binaries();
+    let (helm4, helm3) = match helms.as_slice() {
+        [a, b] => (a, b),
+        other => panic!("expected Helm 4.1 and 3.17, got {other:?}"),
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(dir.path(), &[]).await;
+    let api = Api::new(&server);
+    let chart = podinfo_chart();
+    let ns = "mixed";
+    run(
+        &server,
+        helm3,
+        &["install", "web", &chart, "-n", ns, "--create-namespace"],
+    );
+    let out = run(
+        &server,
+        helm4,
+        &[
+            "upgrade",
+            "web",
+            &chart,
+            "-n",
+            ns,
+            "--set",
+            "replicaCount=2",
+        ],
+    );
+    assert!(out.contains("STATUS: deployed"), "{out}");
+    let out = run(
+        &server,
+        helm4,
+        &[
+            "upgrade",
+            "web",
+            &chart,
+            "-n",
+            ns,
+            "--server-side=true",
+            "--set",
+            "replicaCount=3",
+        ],
+    );
+    assert!(out.contains("STATUS: deployed"), "{out}");
+    let web = api
+        .get(&format!(
+            "/apis/apps/v1/namespaces/{ns}/deployments/web-podinfo"
+        ))
+        .await
+        .expect(200);
+    assert_eq!(web["spec"]["replicas"], 3, "{web}");
+    let applied: Vec<&str> = web["metadata"]["managedFields"]
+        .as_array()
+        .expect("managedFields")
+        .iter()
+        .filter(|e| e["operation"] == "Apply")
+        .filter_map(|e| e["manager"].as_str())
+        .collect();
+    assert_eq!(applied, ["helm"], "{web}");
+    let history = run(&server, helm4, &["history", "web", "-n", ns]);
+    assert_eq!(history.lines().count(), 4, "{history}");
+}

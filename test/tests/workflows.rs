@@ -579,3 +579,77 @@ async fn invalid_objects_and_unknown_fields_are_refused_with_upstream_messages()
         assert_eq!(names, "", "nothing may be stored");
     }
 }
+
+#[tokio::test]
+async fn client_side_apply_upgrades_to_server_side_apply() {
+    let env = start().await;
+    let s = &env.server;
+    for (i, k) in env.each() {
+        let ns = format!("upgrade-{i}");
+        env.namespace(k, &ns);
+        let file = write(&env, &format!("up-{i}.json"), &web("web", "nginx:1.25", 2));
+        assert_eq!(
+            ok(k, s, &["apply", "-f", &file, "-n", &ns]),
+            "deployment.apps/web created\n"
+        );
+        let before = get_json(
+            k,
+            s,
+            &[
+                "get",
+                "deployment",
+                "web",
+                "-n",
+                &ns,
+                "--show-managed-fields",
+            ],
+        );
+        assert_eq!(
+            managers(&before),
+            ["kubectl-client-side-apply/Update"],
+            "{before}"
+        );
+
+        // The same file, now server-side: kubectl moves the client-side
+        // manager's fields to its own Apply entry, so nothing conflicts.
+        write(&env, &format!("up-{i}.json"), &web("web", "nginx:1.26", 3));
+        assert_eq!(
+            ok(k, s, &["apply", "--server-side", "-f", &file, "-n", &ns]),
+            "deployment.apps/web serverside-applied\n"
+        );
+        let after = get_json(
+            k,
+            s,
+            &[
+                "get",
+                "deployment",
+                "web",
+                "-n",
+                &ns,
+                "--show-managed-fields",
+            ],
+        );
+        assert_eq!(after["spec"]["replicas"], 3);
+        assert_eq!(container(&after, "app")["image"], "nginx:1.26");
+        // kubectl moved the client-side manager's fields to "kubectl"
+        // (its own last-applied annotation goes through a separate
+        // "kubectl-last-applied" apply).
+        let all = managers(&after);
+        assert!(all.iter().any(|m| m == "kubectl/Apply"), "{after}");
+        assert!(
+            !all.iter().any(|m| m == "kubectl-client-side-apply/Update"),
+            "{after}"
+        );
+        let applied = after["metadata"]["managedFields"]
+            .as_array()
+            .and_then(|a| {
+                a.iter()
+                    .find(|e| e["operation"] == "Apply" && e["manager"] == "kubectl")
+            })
+            .expect("an Apply entry");
+        assert!(
+            applied["fieldsV1"]["f:spec"]["f:replicas"].is_object(),
+            "{applied}"
+        );
+    }
+}

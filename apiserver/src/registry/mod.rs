@@ -538,11 +538,13 @@ impl Registry {
             };
         }
         // A no-op update does not write (upstream skips the etcd write).
+        // managedFields count: the field manager leaves them untouched when
+        // nothing else changed, so a difference there is the client's own
+        // (kubectl's and Helm's client-side → server-side apply upgrade).
         let mut old_cmp = old.clone();
         let mut new_cmp = new.clone();
         for o in [&mut old_cmp, &mut new_cmp] {
             set_meta(o, "resourceVersion", None);
-            set_meta(o, "managedFields", None);
         }
         if old_cmp == new_cmp {
             let mut out = old.clone();
