@@ -163,6 +163,19 @@ impl Config {
     }
 }
 
+/// `30000-32767` → `30000..=32767`.
+fn parse_port_range(s: &str) -> Result<std::ops::RangeInclusive<u16>, String> {
+    let (lo, hi) = s
+        .split_once('-')
+        .ok_or_else(|| format!("{s:?} is not a port range like 30000-32767"))?;
+    let lo: u16 = lo.trim().parse().map_err(|e| format!("{lo:?}: {e}"))?;
+    let hi: u16 = hi.trim().parse().map_err(|e| format!("{hi:?}: {e}"))?;
+    if lo == 0 || lo > hi {
+        return Err(format!("{s:?} is not a valid port range"));
+    }
+    Ok(lo..=hi)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,15 +230,3 @@ mod tests {
     }
 }
 
-/// `30000-32767` → `30000..=32767`.
-fn parse_port_range(s: &str) -> Result<std::ops::RangeInclusive<u16>, String> {
-    let (lo, hi) = s
-        .split_once('-')
-        .ok_or_else(|| format!("{s:?} is not a port range like 30000-32767"))?;
-    let lo: u16 = lo.trim().parse().map_err(|e| format!("{lo:?}: {e}"))?;
-    let hi: u16 = hi.trim().parse().map_err(|e| format!("{hi:?}: {e}"))?;
-    if lo == 0 || lo > hi {
-        return Err(format!("{s:?} is not a valid port range"));
-    }
-    Ok(lo..=hi)
-}

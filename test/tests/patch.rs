@@ -123,8 +123,8 @@ async fn patch_types_options_and_preconditions() {
     assert_eq!(d["spec"]["replicas"], 4);
 
     // A resourceVersion in the patch is a precondition.
-    let stale = format!(r#"{{"metadata":{{"resourceVersion":"1"}},"spec":{{"replicas":9}}}}"#);
-    let s = patch(&api, &path, MERGE, &stale)
+    let stale = r#"{"metadata":{"resourceVersion":"1"},"spec":{"replicas":9}}"#;
+    let s = patch(&api, &path, MERGE, stale)
         .await
         .expect_status(409, "Conflict");
     assert_eq!(
