@@ -1719,3 +1719,37 @@ async fn deployment_tables() {
     let plain = api.get(&deploys("default")).await.expect(200);
     assert_eq!(plain["kind"], "DeploymentList");
 }
+
+#[tokio::test]
+async fn namespaces_have_no_collection_delete() {
+    let (_dir, _server, api) = start(&[]).await;
+    let v1 = api.get("/api/v1").await.expect(200);
+    let ns = v1["resources"]
+        .as_array()
+        .and_then(|r| r.iter().find(|r| r["name"] == "namespaces"))
+        .cloned()
+        .expect("namespaces in /api/v1");
+    assert_eq!(
+        ns["verbs"],
+        json!([
+            "create", "delete", "get", "list", "patch", "update", "watch"
+        ])
+    );
+    api.delete("/api/v1/namespaces")
+        .await
+        .expect_status(405, "MethodNotAllowed");
+    assert!(
+        api.names("/api/v1/namespaces")
+            .await
+            .contains(&"default".to_string())
+    );
+    // The OpenAPI document agrees: no deletecollection on namespaces.
+    let doc = api.get("/openapi/v3/api/v1").await.expect(200);
+    assert!(doc["paths"]["/api/v1/namespaces"].get("delete").is_none());
+    assert!(doc["paths"]["/api/v1/namespaces"].get("post").is_some());
+    assert!(
+        doc["paths"]["/api/v1/namespaces/{namespace}/configmaps"]
+            .get("delete")
+            .is_some()
+    );
+}

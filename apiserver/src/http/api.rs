@@ -100,7 +100,12 @@ async fn resource_call(state: AppState, call: Call, p: ResourcePath) -> Result<R
             let ns = namespace_for_write(res, ns)?;
             create(&state, res, &ns, &call).await
         }
-        (&Method::DELETE, None, None) => delete_collection(&state, res, ns, &call).await,
+        (&Method::DELETE, None, None) => {
+            if !res.verbs().contains(&"deletecollection") {
+                return Err(ApiError::method_not_allowed());
+            }
+            delete_collection(&state, res, ns, &call).await
+        }
         (&Method::GET, Some(name), None) => {
             let obj = state.registry.get(res, ns.unwrap_or(""), name).await?;
             get_response(res, &obj, &call)

@@ -404,7 +404,16 @@ pub fn resource(r: &ResourceInfo, kind_def: &str, list_def: &str) -> Vec<PathIte
                 action: Some("post"),
                 gvk: n.gvk(),
             },
-        ],
+        ]
+        .into_iter()
+        // Only the verbs the resource serves (namespaces: no deletecollection).
+        .filter(|op| {
+            op.action.is_none_or(|a| {
+                let verb = if a == "post" { "create" } else { a };
+                r.verbs().contains(&verb)
+            })
+        })
+        .collect(),
     });
 
     let deleted = if delete_returns_object(r) {

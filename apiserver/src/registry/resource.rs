@@ -71,7 +71,7 @@ impl ResourceInfo {
 
     /// The verbs served on the collection and objects.
     pub fn verbs(&self) -> &'static [&'static str] {
-        &[
+        const ALL: &[&str] = &[
             "create",
             "delete",
             "deletecollection",
@@ -80,7 +80,16 @@ impl ResourceInfo {
             "patch",
             "update",
             "watch",
-        ]
+        ];
+        // Namespaces go one by one through their controller: upstream's
+        // namespace storage has no DeleteCollection.
+        const NO_COLLECTION_DELETE: &[&str] =
+            &["create", "delete", "get", "list", "patch", "update", "watch"];
+        if self.group.is_empty() && self.plural == "namespaces" {
+            NO_COLLECTION_DELETE
+        } else {
+            ALL
+        }
     }
 
     /// Base64 of the first 8 bytes of sha256("group/version/Kind") — the
