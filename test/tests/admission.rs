@@ -208,9 +208,7 @@ async fn invalid_objects_are_refused_with_field_causes() {
 async fn placement_annotations_are_validated() {
     let (_dir, _server, api) = start().await;
     let cms = "/api/v1/namespaces/default/configmaps";
-    let with = |name: &str, annotations: Value| {
-        json!({"metadata": {"name": name, "annotations": annotations}, "data": {"a": "1"}})
-    };
+    let with = |name: &str, annotations: Value| json!({"metadata": {"name": name, "annotations": annotations}, "data": {"a": "1"}});
 
     // Well-formed, including the Federation V1 forms.
     api.post(
@@ -235,10 +233,16 @@ async fn placement_annotations_are_validated() {
         ("skein.io/drift", "Sometimes"),
         ("skein.io/replica-scheduling", "Halved"),
         ("skein.io/cluster-selector", "region in (eu"),
-        ("skein.io/replica-preferences", r#"{"clusters":{"east":{"weight":-1}}}"#),
+        (
+            "skein.io/replica-preferences",
+            r#"{"clusters":{"east":{"weight":-1}}}"#,
+        ),
         ("override.skein.io/east", "[{\"op\":\"jump\"}]"),
         ("skein.io/clusters", "East_1"),
-        ("federation.alpha.kubernetes.io/cluster-selector", r#"[{"key":"r","operator":"near"}]"#),
+        (
+            "federation.alpha.kubernetes.io/cluster-selector",
+            r#"[{"key":"r","operator":"near"}]"#,
+        ),
         ("skein.io/unknown", "x"),
     ] {
         let s = api
@@ -252,5 +256,8 @@ async fn placement_annotations_are_validated() {
             "{key}: cause field {field} missing: {s}"
         );
     }
-    assert_eq!(api.names(cms).await.iter().filter(|n| *n == "bad").count(), 0);
+    assert_eq!(
+        api.names(cms).await.iter().filter(|n| *n == "bad").count(),
+        0
+    );
 }
