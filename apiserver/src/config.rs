@@ -229,4 +229,3 @@ mod tests {
         assert!(Cli::try_parse_from(["skein", "serve", "--role=boss"]).is_err());
     }
 }
-

@@ -592,55 +592,20 @@ impl Registry {
     where
         F: FnMut(&Value) -> Result<Value, ApiError> + Send,
     {
-        let key = key::object(res, ns, name);
-        for _ in 0..16 {
-            let current = match self.store.get(&key).await {
-                Ok(kv) => kv,
-                Err(StoreError::NotFound { .. }) => {
-                    return Err(ApiError::not_found(res.group, res.plural, name));
-                }
-                Err(e) => return Err(store_error(e)),
-            };
-            let old = Registry::decode(&current)?;
-            let mut wanted = change(&old)?;
-            // A resourceVersion in the result is a precondition.
-            if let Some(rv) = meta_str(&wanted, "resourceVersion").filter(|s| !s.is_empty())
-                && parse_rv(rv, res, name)? != current.mod_revision
-            {
-                return Err(ApiError::conflict(
-                    res.group,
-                    res.plural,
-                    name,
-                    ApiError::MODIFIED,
-                ));
-            }
-            set_meta(&mut wanted, "name", Some(json!(name)));
-            if res.namespaced {
-                set_meta(&mut wanted, "namespace", Some(json!(ns)));
-            }
-            match self
-                .finish_update(
-                    res,
-                    ns,
-                    name,
-                    wanted,
-                    &old,
-                    current.mod_revision,
-                    target,
-                    opts,
-                )
-                .await
-            {
-                Err(e) if e.reason() == "Conflict" => continue,
-                other => return other,
-            }
-        }
-        Err(ApiError::conflict(
-            res.group,
-            res.plural,
+        self.read_modify_write(
+            res,
+            ns,
             name,
-            "too many concurrent updates",
-        ))
+            target,
+            opts,
+            false,
+            |current| match current {
+                Some(c) => change(c),
+                None => Err(ApiError::not_found(res.group, res.plural, name)),
+            },
+        )
+        .await
+        .map(|(obj, _)| obj)
     }
 
     /// Server-side apply's read-merge-write. `merge` gets the live object
@@ -655,7 +620,7 @@ impl Registry {
         name: &str,
         target: Target,
         opts: &WriteOptions,
-        mut merge: F,
+        merge: F,
     ) -> Result<(Value, bool), ApiError>
     where
         F: FnMut(Option<&Value>) -> Result<Value, ApiError> + Send,
@@ -664,30 +629,64 @@ impl Registry {
             keep_managed_fields: true,
             ..opts.clone()
         };
+        self.read_modify_write(res, ns, name, target, &opts, true, merge)
+            .await
+    }
+
+    /// The loop behind [`Registry::update_with`] and
+    /// [`Registry::apply_with`]: read, `change`, write with compare-and-swap,
+    /// retry on conflicts. A missing object is 404, or, with
+    /// `create_missing` (main resource only), created from `change(None)`.
+    /// A resourceVersion in the changed object is a precondition; name and
+    /// namespace are pinned to the URL's.
+    #[allow(clippy::too_many_arguments)]
+    async fn read_modify_write<F>(
+        &self,
+        res: &ResourceInfo,
+        ns: &str,
+        name: &str,
+        target: Target,
+        opts: &WriteOptions,
+        create_missing: bool,
+        mut change: F,
+    ) -> Result<(Value, bool), ApiError>
+    where
+        F: FnMut(Option<&Value>) -> Result<Value, ApiError> + Send,
+    {
         let key = key::object(res, ns, name);
         for _ in 0..16 {
             let current = match self.store.get(&key).await {
                 Ok(kv) => kv,
-                Err(StoreError::NotFound { .. }) => {
-                    if target == Target::Status {
-                        return Err(ApiError::not_found(res.group, res.plural, name));
-                    }
-                    let mut obj = merge(None)?;
+                Err(StoreError::NotFound { .. }) if create_missing && target == Target::Main => {
+                    let mut obj = change(None)?;
                     set_meta(&mut obj, "name", Some(json!(name)));
-                    match self.create(res, ns, obj, &opts).await {
+                    match self.create(res, ns, obj, opts).await {
                         Err(e) if e.reason() == "AlreadyExists" => continue,
                         other => return other.map(|o| (o, true)),
                     }
                 }
+                Err(StoreError::NotFound { .. }) => {
+                    return Err(ApiError::not_found(res.group, res.plural, name));
+                }
                 Err(e) => return Err(store_error(e)),
             };
             let old = Registry::decode(&current)?;
-            let mut wanted = merge(Some(&old))?;
+            let mut wanted = change(Some(&old))?;
+            if let Some(rv) = meta_str(&wanted, "resourceVersion").filter(|s| !s.is_empty())
+                && parse_rv(rv, res, name)? != current.mod_revision
+            {
+                return Err(ApiError::conflict(
+                    res.group,
+                    res.plural,
+                    name,
+                    ApiError::MODIFIED,
+                ));
+            }
             set_meta(&mut wanted, "name", Some(json!(name)));
             if res.namespaced {
                 set_meta(&mut wanted, "namespace", Some(json!(ns)));
             }
-            match self
+            let written = self
                 .finish_update(
                     res,
                     ns,
@@ -696,10 +695,10 @@ impl Registry {
                     &old,
                     current.mod_revision,
                     target,
-                    &opts,
+                    opts,
                 )
-                .await
-            {
+                .await;
+            match written {
                 Err(e) if e.reason() == "Conflict" => continue,
                 other => return other.map(|o| (o, false)),
             }

@@ -83,8 +83,9 @@ impl ResourceInfo {
         ];
         // Namespaces go one by one through their controller: upstream's
         // namespace storage has no DeleteCollection.
-        const NO_COLLECTION_DELETE: &[&str] =
-            &["create", "delete", "get", "list", "patch", "update", "watch"];
+        const NO_COLLECTION_DELETE: &[&str] = &[
+            "create", "delete", "get", "list", "patch", "update", "watch",
+        ];
         if self.group.is_empty() && self.plural == "namespaces" {
             NO_COLLECTION_DELETE
         } else {
