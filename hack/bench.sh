@@ -3,10 +3,25 @@
 #
 #   hack/bench.sh storage              # the storage report, about 1.5 minutes
 #   hack/bench.sh storage --seconds 1  # quicker, noisier
+#   hack/bench.sh api                  # HTTPS GET/LIST/CREATE vs bare server and storage, < 1 minute
+#   hack/bench.sh api --etcd           # the same with skein on a real etcd
+#   hack/bench.sh patch                # PUT vs strategic merge patch vs server-side apply
+#   hack/bench.sh patch --modes put    # only the modes the server supports
 #   hack/bench.sh --help
 #
 # The report goes to stdout, progress to stderr. Needs etcd on PATH (or
-# $SKEIN_ETCD), as the storage tests do.
+# $SKEIN_ETCD), as the storage tests do. `api` and `patch` run a release
+# build of the skein binary, built here ($SKEIN_BIN overrides it).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+case "${1:-}" in
+  api|patch)
+    if [[ -z "${SKEIN_BIN:-}" ]]; then
+      cargo build --quiet --release -p skein-apiserver --bin skein
+      target_dir="${CARGO_TARGET_DIR:-target}"
+      [[ "$target_dir" == /* ]] || target_dir="$PWD/$target_dir"
+      export SKEIN_BIN="$target_dir/release/skein"
+    fi
+    ;;
+esac
 exec cargo run --quiet --release -p skein-bench -- "$@"

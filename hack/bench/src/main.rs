@@ -5,8 +5,18 @@
 //! latest results.
 //!
 //! - `bench storage`: the storage backends against raw etcd.
+//! - `bench api`: GET/LIST/CREATE of Secrets over HTTPS against a real
+//!   `skein serve`, beside a bare axum/rustls server and the storage layer.
+//! - `bench patch`: PUT vs strategic-merge-patch vs server-side apply of
+//!   Deployments against a real `skein serve`.
 
+mod api;
+mod bare;
+mod client;
+mod cluster;
 mod measure;
+mod patch;
+mod report;
 mod storage;
 
 use clap::{Parser, Subcommand};
@@ -24,6 +34,17 @@ enum Command {
     /// Storage throughput and latency: raw etcd vs the etcd backend vs the
     /// embedded backend, plus the cost of watch fan-out.
     Storage(storage::Args),
+    /// HTTPS GET, LIST and CREATE of 1 KiB Secrets on a real `skein serve`
+    /// at concurrency 64, beside a bare axum/rustls server and the storage
+    /// layer's create rate. Needs `$SKEIN_BIN` (hack/bench.sh sets it).
+    Api(api::Args),
+    /// PUT vs strategic-merge-patch vs server-side apply of 4 KiB
+    /// Deployments on a real `skein serve` at concurrency 16. Needs
+    /// `$SKEIN_BIN` (hack/bench.sh sets it).
+    Patch(patch::Args),
+    /// The bare server of `bench api` (started by it; not for direct use).
+    #[command(hide = true)]
+    BareServer(bare::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -35,5 +56,8 @@ fn main() -> anyhow::Result<()> {
         .expect("a Tokio runtime");
     match cli.command {
         Command::Storage(args) => runtime.block_on(storage::run(args)),
+        Command::Api(args) => runtime.block_on(api::run(args)),
+        Command::Patch(args) => runtime.block_on(patch::run(args)),
+        Command::BareServer(args) => runtime.block_on(bare::serve(args)),
     }
 }

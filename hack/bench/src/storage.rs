@@ -19,6 +19,7 @@ use skein_storage::etcd::{EtcdOptions, EtcdStore};
 use skein_storage::{Store, WatchMessage};
 
 use crate::measure::{Cell, LoadSnapshot, command_line, fsync_latency, run_cell};
+use crate::report::{cpu_model, lat, ops};
 
 /// Options of `bench storage`.
 #[derive(clap::Args)]
@@ -59,7 +60,7 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// One system under test.
 #[derive(Clone)]
-enum Target {
+pub(crate) enum Target {
     /// etcd-client puts and gets, one client shared by all tasks.
     Raw(Box<etcd_client::Client>),
     /// etcd-client creating with the etcd backend's compare-and-swap
@@ -109,7 +110,7 @@ impl Target {
 const TARGETS: [&str; 3] = ["raw etcd", "etcd backend", "embedded"];
 
 /// Runs creates on `/bench/<run>/<task>/<i>` for `secs`.
-async fn creates(
+pub(crate) async fn creates(
     target: &Target,
     run: &str,
     concurrency: usize,
@@ -629,37 +630,4 @@ fn ratio_row(w: &mut String, what: &str, op: &str, c: usize, cells: (&Cell, &Cel
         w,
         "| {what} | {op} | {c} | {measured:.2}× | ≥ {target:.1}× | {verdict}{mark} |"
     );
-}
-
-/// Ops/s of a cell, with its error count if any.
-fn ops(cell: &Cell) -> String {
-    let mut s = format!("{:.0}", cell.rate());
-    if cell.errors > 0 {
-        let _ = write!(s, " ({} errors)", cell.errors);
-    }
-    if cell.others.disturbing() {
-        s.push_str(" †");
-    }
-    s
-}
-
-/// `p50 / p99` in milliseconds.
-fn lat(cell: &Cell) -> String {
-    format!(
-        "{:.3} / {:.3}",
-        cell.quantile_ms(0.5),
-        cell.quantile_ms(0.99)
-    )
-}
-
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|m| m.trim().to_owned())
-        })
-        .unwrap_or_else(|| "unknown".into())
 }

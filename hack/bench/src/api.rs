@@ -1,0 +1,610 @@
+//! `bench api`: GET, LIST (1,000 objects) and CREATE of 1 KiB Secrets over
+//! HTTPS against a real `skein serve`, side by side with a bare axum/rustls
+//! server answering a fixed 1 KiB body ([`crate::bare`]) and with the
+//! storage layer's own create rate, all in one run; ratios against the
+//! targets of the native-API issue.
+//!
+//! Every response is checked: status, the name of the Secret got or
+//! created, the number of items in each LIST, the bare body's size. After
+//! the run, the Secrets in the create namespace are counted on the server
+//! and compared with the creates the client saw acknowledged.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use bytes::Bytes;
+use futures::StreamExt as _;
+use reqwest::Method;
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use skein_storage::Store;
+use skein_storage::embedded::{EmbeddedOptions, EmbeddedStore};
+use skein_storage::etcd::{EtcdOptions, EtcdStore};
+
+use crate::bare::{self, BareServer};
+use crate::client::{Https, Protocol, connections_to, version_name};
+use crate::cluster::{Skein, skein_facts};
+use crate::measure::{Cell, LoadSnapshot, run_cell};
+use crate::report::{
+    error_lines, facts_table, lat, loadavg, machine_facts, noise_line, ops, verdict,
+};
+use crate::storage::{Target, creates};
+
+/// Options of `bench api`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Seconds each measurement runs (split into `--rounds`).
+    #[arg(long, default_value_t = 6.0)]
+    seconds: f64,
+    /// Each measurement's time is split into this many rounds, run in
+    /// rotation across the measurements, so that a change in background
+    /// load hits all of them alike.
+    #[arg(long, default_value_t = 3)]
+    rounds: u32,
+    /// Seconds of unmeasured warm-up per measurement (connections, caches).
+    #[arg(long, default_value_t = 1.0)]
+    warmup: f64,
+    /// Tasks issuing requests in a loop.
+    #[arg(long, default_value_t = 64)]
+    concurrency: usize,
+    /// Secrets in the namespace that LIST reads (GET reads them too).
+    #[arg(long, default_value_t = 1000)]
+    list_size: usize,
+    /// HTTP/2 (one multiplexed connection, as client-go) or HTTP/1.1 (a
+    /// keep-alive pool).
+    #[arg(long, value_enum, default_value_t = Protocol::H2)]
+    protocol: Protocol,
+    /// Run Skein on a real etcd (started for the run) instead of its
+    /// embedded store; the storage column is then the etcd backend.
+    #[arg(long)]
+    etcd: bool,
+}
+
+/// Targets (docs/benchmarks.md): GET ≥ 0.3× the bare server's request rate,
+/// CREATE ≥ 0.7× the storage layer's create rate.
+const GET_VS_BARE_TARGET: f64 = 0.3;
+const CREATE_VS_STORAGE_TARGET: f64 = 0.7;
+/// The namespace LIST and GET read, and the one CREATE writes to.
+const LIST_NS: &str = "bench-list";
+const CREATE_NS: &str = "bench-create";
+/// Size of the Secrets' JSON as sent (the payload is padded to it).
+const SECRET_BYTES: usize = 1024;
+/// Storage values of the storage column (as in `bench storage`).
+const STORAGE_VALUE_BYTES: usize = 1024;
+
+/// A Secret named `name` in `namespace` whose JSON is [`SECRET_BYTES`] long
+/// when the name is 12 characters (longer names make it a little longer).
+fn secret(namespace: &str, name: &str) -> Bytes {
+    let encode = |payload: &str| {
+        serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": name, "namespace": namespace, "labels": {"app": "bench"}},
+            "type": "Opaque",
+            "data": {"payload": payload},
+        })
+        .to_string()
+    };
+    let bare = encode("").len() + name.len().max(12) - name.len();
+    // Base64 text in multiples of 4 characters, then pad to the exact size
+    // with a second key if needed: keep it simple, round down.
+    let b64_len = SECRET_BYTES.saturating_sub(bare) / 4 * 4;
+    let payload = "QUJD".repeat(b64_len / 4); // "ABC" × n, valid base64
+    Bytes::from(encode(&payload))
+}
+
+/// What GET checks in a Secret.
+#[derive(Deserialize)]
+struct Named {
+    metadata: Meta,
+}
+#[derive(Deserialize)]
+struct Meta {
+    name: String,
+}
+/// What LIST checks: the number of items (skipped over, not built).
+#[derive(Deserialize)]
+struct Items {
+    items: Vec<IgnoredAny>,
+    metadata: ListMeta,
+}
+#[derive(Deserialize)]
+struct ListMeta {
+    #[serde(rename = "continue", default)]
+    continue_: Option<String>,
+}
+
+/// The measurements, in the order each round runs them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Measure {
+    BareGet,
+    Get,
+    List,
+    Create,
+    StorageCreate,
+}
+
+const MEASURES: [Measure; 5] = [
+    Measure::BareGet,
+    Measure::Get,
+    Measure::List,
+    Measure::Create,
+    Measure::StorageCreate,
+];
+
+impl Measure {
+    fn label(self, storage: &str) -> String {
+        match self {
+            Measure::BareGet => "bare axum + rustls: GET fixed 1 KiB body".into(),
+            Measure::Get => "skein: GET Secret".into(),
+            Measure::List => "skein: LIST Secrets".into(),
+            Measure::Create => "skein: CREATE Secret (JSON)".into(),
+            Measure::StorageCreate => format!("storage layer: create 1 KiB ({storage})"),
+        }
+    }
+}
+
+/// Everything a measurement needs.
+#[derive(Clone)]
+struct Systems {
+    skein: Https,
+    bare: Https,
+    store: Arc<dyn Store>,
+    list_size: usize,
+    /// Creates the client saw acknowledged with 201 (warm-up included).
+    created: Arc<AtomicU64>,
+}
+
+impl Systems {
+    /// Runs `what` at `concurrency` for `secs`; `run` makes names unique.
+    async fn cell(&self, what: Measure, run: &str, concurrency: usize, secs: Duration) -> Cell {
+        let this = self.clone();
+        let run = run.to_owned();
+        match what {
+            Measure::StorageCreate => {
+                let value: Arc<[u8]> = vec![b'v'; STORAGE_VALUE_BYTES].into();
+                creates(&Target::Store(this.store), &run, concurrency, secs, &value).await
+            }
+            _ => {
+                run_cell(concurrency, secs, move |task, i| {
+                    let this = this.clone();
+                    let run = run.clone();
+                    async move { this.op(what, &run, task, i).await }
+                })
+                .await
+            }
+        }
+    }
+
+    /// One request of `what`, checked.
+    async fn op(&self, what: Measure, run: &str, task: usize, i: u64) -> anyhow::Result<()> {
+        match what {
+            Measure::BareGet => {
+                let body = self.bare.expect(200, Method::GET, bare::PATH, None).await?;
+                anyhow::ensure!(
+                    body.len() == bare::BODY_BYTES,
+                    "bare GET: {} bytes, expected {}",
+                    body.len(),
+                    bare::BODY_BYTES
+                );
+            }
+            Measure::Get => {
+                let n = (task as u64 * 7919 + i) % self.list_size as u64;
+                let name = format!("s-{n:05}");
+                let path = format!("/api/v1/namespaces/{LIST_NS}/secrets/{name}");
+                let body = self.skein.expect(200, Method::GET, &path, None).await?;
+                let got: Named = serde_json::from_slice(&body).context("GET: not a Secret")?;
+                anyhow::ensure!(
+                    got.metadata.name == name,
+                    "GET {name}: got {}",
+                    got.metadata.name
+                );
+            }
+            Measure::List => {
+                let path = format!("/api/v1/namespaces/{LIST_NS}/secrets");
+                let body = self.skein.expect(200, Method::GET, &path, None).await?;
+                let list: Items = serde_json::from_slice(&body).context("LIST: not a list")?;
+                anyhow::ensure!(
+                    list.items.len() == self.list_size,
+                    "LIST: {} items, expected {}",
+                    list.items.len(),
+                    self.list_size
+                );
+            }
+            Measure::Create => {
+                let name = format!("{run}-{task}-{i}");
+                let path = format!("/api/v1/namespaces/{CREATE_NS}/secrets");
+                let body = secret(CREATE_NS, &name);
+                let reply = self
+                    .skein
+                    .expect(201, Method::POST, &path, Some(("application/json", body)))
+                    .await?;
+                self.created.fetch_add(1, Ordering::Relaxed);
+                let got: Named = serde_json::from_slice(&reply).context("CREATE: not a Secret")?;
+                anyhow::ensure!(
+                    got.metadata.name == name,
+                    "CREATE {name}: got {}",
+                    got.metadata.name
+                );
+            }
+            Measure::StorageCreate => {
+                anyhow::bail!("storage creates run through crate::storage")
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Creates a namespace (201).
+async fn create_namespace(client: &Https, name: &str) -> anyhow::Result<()> {
+    let body =
+        serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+    client
+        .expect(
+            201,
+            Method::POST,
+            "/api/v1/namespaces",
+            Some(("application/json", Bytes::from(body.to_string()))),
+        )
+        .await?;
+    Ok(())
+}
+
+/// The number of Secrets in `namespace`, by paginated LIST.
+async fn count_secrets(client: &Https, namespace: &str) -> anyhow::Result<usize> {
+    let mut total = 0;
+    let mut token: Option<String> = None;
+    loop {
+        let mut path = format!("/api/v1/namespaces/{namespace}/secrets?limit=2000");
+        if let Some(t) = &token {
+            path.push_str("&continue=");
+            path.push_str(&form_escape(t));
+        }
+        let body = client.expect(200, Method::GET, &path, None).await?;
+        let page: Items = serde_json::from_slice(&body).context("not a list")?;
+        total += page.items.len();
+        match page.metadata.continue_ {
+            Some(t) if !t.is_empty() => token = Some(t),
+            _ => return Ok(total),
+        }
+    }
+}
+
+/// Percent-encodes a query value (continue tokens are base64).
+fn form_escape(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Runs the whole benchmark and prints the report.
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let load_start = loadavg();
+    let c = args.concurrency;
+    anyhow::ensure!(
+        c > 0 && args.list_size > 0,
+        "concurrency and list size must be > 0"
+    );
+
+    eprintln!(
+        "bench api: starting skein{}…",
+        if args.etcd { " on etcd" } else { "" }
+    );
+    let skein = Skein::start(args.etcd).await?;
+    let bare_server = BareServer::start(&skein.pki_dir())?;
+    let storage_dir = tempfile::tempdir().context("temp dir for the storage column")?;
+    let (store, storage_name): (Arc<dyn Store>, &str) = match &skein.etcd {
+        None => (
+            EmbeddedStore::open(
+                &storage_dir.path().join("skein.redb"),
+                EmbeddedOptions {
+                    retain_history: None,
+                    ..EmbeddedOptions::default()
+                },
+            )
+            .await
+            .context("embedded store")?,
+            "embedded",
+        ),
+        Some(etcd) => (
+            EtcdStore::connect(EtcdOptions {
+                endpoints: vec![etcd.endpoint()],
+                retain_history: None,
+                ..EtcdOptions::default()
+            })
+            .await
+            .context("etcd backend")?,
+            "etcd backend",
+        ),
+    };
+    let systems = Systems {
+        skein: skein.client(args.protocol)?,
+        bare: Https::new(bare_server.addr, &skein.credentials, args.protocol)?,
+        store: store.clone(),
+        list_size: args.list_size,
+        created: Arc::new(AtomicU64::new(0)),
+    };
+
+    // The objects LIST and GET read.
+    eprintln!("  creating {} Secrets in {LIST_NS}…", args.list_size);
+    create_namespace(&systems.skein, LIST_NS).await?;
+    create_namespace(&systems.skein, CREATE_NS).await?;
+    let results: Vec<anyhow::Result<Bytes>> = futures::stream::iter(0..args.list_size)
+        .map(|n| {
+            let client = systems.skein.clone();
+            async move {
+                let name = format!("s-{n:05}");
+                let path = format!("/api/v1/namespaces/{LIST_NS}/secrets");
+                client
+                    .expect(
+                        201,
+                        Method::POST,
+                        &path,
+                        Some(("application/json", secret(LIST_NS, &name))),
+                    )
+                    .await
+            }
+        })
+        .buffer_unordered(16)
+        .collect()
+        .await;
+    for r in results {
+        r.context("populating the LIST namespace")?;
+    }
+
+    // Sizes and protocols, once.
+    let get_reply = systems
+        .skein
+        .send(
+            Method::GET,
+            &format!("/api/v1/namespaces/{LIST_NS}/secrets/s-00000"),
+            None,
+        )
+        .await?;
+    let list_reply = systems
+        .skein
+        .send(
+            Method::GET,
+            &format!("/api/v1/namespaces/{LIST_NS}/secrets"),
+            None,
+        )
+        .await?;
+    let bare_reply = systems.bare.send(Method::GET, bare::PATH, None).await?;
+    for (what, reply) in [
+        ("GET", &get_reply),
+        ("LIST", &list_reply),
+        ("bare GET", &bare_reply),
+    ] {
+        anyhow::ensure!(
+            reply.status == 200,
+            "{what}: {} {}",
+            reply.status,
+            crate::client::excerpt(&reply.body)
+        );
+    }
+    let sent_bytes = secret(CREATE_NS, "c-r0-00-0000").len();
+
+    // Warm-up: unmeasured, and any error stops the run here.
+    let warmup = Duration::from_secs_f64(args.warmup);
+    let mut connections = Vec::new();
+    for what in MEASURES {
+        eprintln!("  warm-up: {}", what.label(storage_name));
+        let cell = systems.cell(what, "w", c, warmup).await;
+        if let Some(e) = cell.first_error {
+            anyhow::bail!(
+                "warm-up of {} failed ({} errors): {e}",
+                what.label(storage_name),
+                cell.errors
+            );
+        }
+        match what {
+            Measure::BareGet => connections.push(("bare", connections_to(bare_server.addr.port()))),
+            Measure::Get => connections.push(("skein", connections_to(skein.server.addr.port()))),
+            _ => {}
+        }
+    }
+
+    let run_load = LoadSnapshot::now();
+    let rounds = args.rounds.max(1);
+    let slice = Duration::from_secs_f64(args.seconds) / rounds;
+    let mut parts: Vec<Vec<Cell>> = MEASURES.iter().map(|_| Vec::new()).collect();
+    for round in 0..rounds {
+        eprintln!("  round {}/{rounds}", round + 1);
+        for (k, what) in MEASURES.into_iter().enumerate() {
+            let run = format!("r{round}");
+            parts[k].push(systems.cell(what, &run, c, slice).await);
+        }
+    }
+    let cells: Vec<Cell> = parts.into_iter().map(Cell::merge).collect();
+    let others = LoadSnapshot::now().others_since(&run_load);
+    let load_end = loadavg();
+
+    // The server must hold exactly the Secrets it acknowledged.
+    let acknowledged = systems.created.load(Ordering::Relaxed);
+    let stored = count_secrets(&systems.skein, CREATE_NS).await?;
+    let listed = count_secrets(&systems.skein, LIST_NS).await?;
+    store.close().await;
+    let backend = skein.backend();
+    drop(bare_server);
+    drop(skein);
+
+    // The report.
+    let cell = |m: Measure| &cells[MEASURES.iter().position(|x| *x == m).unwrap_or(0)];
+    let mut out = String::new();
+    let w = &mut out;
+    let _ = writeln!(w, "# Skein API benchmark\n");
+    let mut facts = machine_facts();
+    facts.push((
+        "load average (uptime) at start / end",
+        format!("{load_start} / {load_end}"),
+    ));
+    facts.extend(skein_facts());
+    facts.push((
+        "store",
+        format!(
+            "skein on {backend}; storage column: the {storage_name} store in the bench process"
+        ),
+    ));
+    facts.push((
+        "client",
+        format!(
+            "reqwest 0.12 + rustls, admin client certificate from admin.kubeconfig, in the \
+             bench process; {}; negotiated: skein {}, bare {}; established connections after \
+             warm-up: {}",
+            args.protocol.describe(),
+            version_name(get_reply.version),
+            version_name(bare_reply.version),
+            connections
+                .iter()
+                .map(|(who, n)| format!("{who} {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    ));
+    facts.push((
+        "servers",
+        "skein serve and the bare server are separate processes (Tokio multi-thread, one \
+         worker per core) with the same TLS layer (skein_apiserver::http::tls: same \
+         certificates, client-certificate verification, ALPN h2/http1.1, hyper auto builder)"
+            .into(),
+    ));
+    facts.push((
+        "sizes",
+        format!(
+            "Secret JSON sent {sent_bytes} B; GET response {} B; LIST response {} B ({} items); \
+             bare body {} B; storage values {STORAGE_VALUE_BYTES} B",
+            get_reply.body.len(),
+            list_reply.body.len(),
+            args.list_size,
+            bare_reply.body.len()
+        ),
+    ));
+    facts.push((
+        "settings",
+        format!(
+            "concurrency {c}; {} s per measurement in {rounds} interleaved rounds, after {} s \
+             warm-up each",
+            args.seconds, args.warmup
+        ),
+    ));
+    facts_table(w, &facts);
+
+    let _ = writeln!(w, "\n## Throughput at concurrency {c}\n");
+    let _ = writeln!(w, "| measurement | ops/s | p50 / p99 ms | note |");
+    let _ = writeln!(w, "| --- | ---: | ---: | --- |");
+    for what in MEASURES {
+        let cell = cell(what);
+        let note = match what {
+            Measure::List => format!(
+                "{:.0} objects/s ({} items per LIST, every one counted)",
+                cell.rate() * args.list_size as f64,
+                args.list_size
+            ),
+            Measure::Create => format!("{} creates acknowledged (with warm-up)", acknowledged),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            w,
+            "| {} | {} | {} | {note} |",
+            what.label(storage_name),
+            ops(cell),
+            lat(cell)
+        );
+    }
+
+    let _ = writeln!(w, "\n## Ratios against the targets\n");
+    let _ = writeln!(w, "| ratio | measured | target | result |");
+    let _ = writeln!(w, "| --- | ---: | ---: | --- |");
+    let (get, bare_get) = (cell(Measure::Get), cell(Measure::BareGet));
+    let get_ratio = get.rate() / bare_get.rate();
+    let _ = writeln!(
+        w,
+        "| skein GET / bare GET | {get_ratio:.2}× | ≥ {GET_VS_BARE_TARGET:.1}× | {} |",
+        verdict(get_ratio, GET_VS_BARE_TARGET, &[get, bare_get])
+    );
+    let (create, storage) = (cell(Measure::Create), cell(Measure::StorageCreate));
+    let create_ratio = create.rate() / storage.rate();
+    let _ = writeln!(
+        w,
+        "| skein CREATE / {storage_name} create | {create_ratio:.2}× | ≥ {CREATE_VS_STORAGE_TARGET:.1}× | {} |",
+        verdict(create_ratio, CREATE_VS_STORAGE_TARGET, &[create, storage])
+    );
+
+    let _ = writeln!(w, "\n## Checks\n");
+    let count_ok = stored as u64 == acknowledged;
+    let _ = writeln!(
+        w,
+        "- {CREATE_NS}: the server lists {stored} Secrets; the client saw {acknowledged} creates \
+         acknowledged with 201: {}.",
+        if count_ok { "equal" } else { "MISMATCH" }
+    );
+    let _ = writeln!(
+        w,
+        "- {LIST_NS}: the server lists {listed} Secrets (expected {}). Every measured LIST \
+         response was parsed and had exactly {} items; every GET and CREATE response named the \
+         Secret asked for; every bare response was {} B.",
+        args.list_size,
+        args.list_size,
+        bare::BODY_BYTES
+    );
+    let _ = writeln!(w, "\n{}", noise_line(others, cells.iter()));
+
+    let errors = error_lines(
+        MEASURES
+            .iter()
+            .zip(&cells)
+            .map(|(m, c)| (m.label(storage_name), c)),
+    );
+    let error_count: u64 = cells.iter().map(|c| c.errors).sum();
+    let _ = writeln!(w, "\nErrors: {error_count}.");
+    for e in &errors {
+        let _ = writeln!(w, "- {e}");
+    }
+    let _ = writeln!(
+        w,
+        "\nTotal run time: {:.0} s (including server start and populating {LIST_NS}).",
+        started.elapsed().as_secs_f64()
+    );
+    print!("{out}");
+    anyhow::ensure!(
+        error_count == 0,
+        "{error_count} requests failed (see the report)"
+    );
+    anyhow::ensure!(
+        count_ok,
+        "the server holds {stored} created Secrets, the client saw {acknowledged}"
+    );
+    anyhow::ensure!(listed == args.list_size, "{LIST_NS} holds {listed} Secrets");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_one_kib() {
+        let s = secret(CREATE_NS, "s-0000000001");
+        assert!(
+            (SECRET_BYTES - 4..=SECRET_BYTES).contains(&s.len()),
+            "{}",
+            s.len()
+        );
+        let v: serde_json::Value = serde_json::from_slice(&s).unwrap();
+        assert_eq!(v["metadata"]["name"], "s-0000000001");
+    }
+
+    #[test]
+    fn escapes_continue_tokens() {
+        assert_eq!(form_escape("ab+/=c"), "ab%2B%2F%3Dc");
+    }
+}

@@ -1,0 +1,134 @@
+//! The bare server of `bench api`: axum answering a fixed 1 KiB body, behind
+//! exactly Skein's TLS and connection layer (`skein_apiserver::http::tls`:
+//! the same rustls config, certificates, client-certificate verification,
+//! ALPN h2/http1.1 and hyper accept loop). It runs as its own process
+//! (`bench bare-server`, started by [`BareServer::start`]) so that, like
+//! `skein serve`, it has its own Tokio runtime and is measured from outside.
+
+use std::io::{BufRead as _, BufReader, Read as _};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use axum::Router;
+use axum::routing::get;
+use bytes::Bytes;
+use skein_apiserver::http::tls;
+use skein_apiserver::pki::{Pki, serving_names};
+
+/// The path the bare server answers on.
+pub const PATH: &str = "/bare";
+/// Its body's size.
+pub const BODY_BYTES: usize = 1024;
+/// The stdout line prefix that announces the bound address (as `skein serve`).
+const SERVING_LINE: &str = "Serving securely on ";
+
+/// Options of the hidden `bench bare-server` subcommand.
+#[derive(clap::Args)]
+pub struct Args {
+    /// A Skein PKI directory (`<data-dir>/pki`); its CA and serving
+    /// certificate are reused, so a client of that Skein trusts this server.
+    #[arg(long)]
+    pki_dir: PathBuf,
+}
+
+/// The fixed body: a JSON object of exactly [`BODY_BYTES`] bytes.
+fn body() -> Bytes {
+    let head = r#"{"kind":"Bare","data":""#;
+    let tail = r#""}"#;
+    let pad = BODY_BYTES - head.len() - tail.len();
+    Bytes::from(format!("{head}{}{tail}", "x".repeat(pad)))
+}
+
+/// `bench bare-server`: serves until stdin closes (the parent exits or
+/// drops its [`BareServer`]).
+pub async fn serve(args: Args) -> anyhow::Result<()> {
+    let pki = Pki::load_or_create(
+        &args.pki_dir,
+        &serving_names(IpAddr::V4(Ipv4Addr::LOCALHOST)),
+    )
+    .context("loading the PKI")?;
+    let config = tls::server_config(&pki).context("TLS config")?;
+    let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
+    println!("{SERVING_LINE}{}", listener.local_addr()?);
+    let body = body();
+    let app = Router::new().route(
+        PATH,
+        get(move || {
+            let body = body.clone();
+            async move { ([("content-type", "application/json")], body) }
+        }),
+    );
+    let stdin_closed = async {
+        let _ = tokio::task::spawn_blocking(|| {
+            let mut sink = Vec::new();
+            let _ = std::io::stdin().read_to_end(&mut sink);
+        })
+        .await;
+    };
+    tls::serve(listener, config, app, stdin_closed).await;
+    Ok(())
+}
+
+/// A running `bench bare-server` child. Killed on drop.
+pub struct BareServer {
+    child: Child,
+    /// Where it listens.
+    pub addr: SocketAddr,
+}
+
+impl BareServer {
+    /// Starts this program's `bare-server` subcommand on the PKI in
+    /// `pki_dir` and waits for its address.
+    pub fn start(pki_dir: &Path) -> anyhow::Result<BareServer> {
+        let exe = std::env::current_exe().context("the bench binary's path")?;
+        let mut child = Command::new(exe)
+            .arg("bare-server")
+            .arg("--pki-dir")
+            .arg(pki_dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .context("spawning the bare server")?;
+        let stdout = child.stdout.take().context("piped stdout")?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(addr) = line.strip_prefix(SERVING_LINE) {
+                    let _ = tx.send(addr.trim().to_owned());
+                }
+            }
+        });
+        let addr = match rx.recv_timeout(Duration::from_secs(20)) {
+            Ok(addr) => addr,
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                anyhow::bail!("the bare server printed no address within 20 s");
+            }
+        };
+        let addr = addr.parse().context("the bare server's address")?;
+        Ok(BareServer { child, addr })
+    }
+}
+
+impl Drop for BareServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn body_is_one_kib_of_json() {
+        let body = super::body();
+        assert_eq!(body.len(), super::BODY_BYTES);
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(v["kind"], "Bare");
+    }
+}
