@@ -34,6 +34,8 @@ pub mod merge;
 pub mod typed;
 pub mod updater;
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use crate::schema::Schema;
@@ -208,12 +210,41 @@ fn strip_set() -> Set {
     s
 }
 
-fn without_managed_fields(v: &Value) -> Value {
+/// `v` without `metadata.managedFields`; borrowed when it has none.
+fn without_managed_fields(v: &Value) -> Cow<'_, Value> {
+    if managed_fields(v).is_none() {
+        return Cow::Borrowed(v);
+    }
     let mut c = v.clone();
     if let Some(m) = c.get_mut("metadata").and_then(Value::as_object_mut) {
         m.remove("managedFields");
     }
-    c
+    Cow::Owned(c)
+}
+
+/// Whether `a` and `b` are equal apart from these `metadata` keys,
+/// without copying either.
+fn equal_except_meta(a: &Value, b: &Value, ignored: &[&str]) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return a == b;
+    };
+    let meta_eq = |x: Option<&Value>, y: Option<&Value>| {
+        let empty = Map::new();
+        let x = x.and_then(Value::as_object).unwrap_or(&empty);
+        let y = y.and_then(Value::as_object).unwrap_or(&empty);
+        let relevant =
+            |m: &Map<String, Value>| m.keys().filter(|k| !ignored.contains(&k.as_str())).count();
+        relevant(x) == relevant(y)
+            && x.iter()
+                .filter(|(k, _)| !ignored.contains(&k.as_str()))
+                .all(|(k, v)| y.get(k) == Some(v))
+    };
+    let others = |m: &Map<String, Value>| m.keys().filter(|k| *k != "metadata").count();
+    others(a) == others(b)
+        && a.iter()
+            .filter(|(k, _)| *k != "metadata")
+            .all(|(k, v)| b.get(k) == Some(v))
+        && meta_eq(a.get("metadata"), b.get("metadata"))
 }
 
 /// The Update chain below skip-non-applied: cap managers, build manager
@@ -302,14 +333,7 @@ fn keep_old_timestamps(old: &Value, new: &mut Value) {
     {
         return;
     }
-    let strip = |v: &Value| {
-        let mut c = without_managed_fields(v);
-        if let Some(m) = c.get_mut("metadata").and_then(Value::as_object_mut) {
-            m.remove("resourceVersion");
-        }
-        c
-    };
-    if strip(old) == strip(new) {
+    if equal_except_meta(old, new, &["managedFields", "resourceVersion"]) {
         let old_fields = o.clone();
         if let Some(m) = meta_mut(new) {
             m.insert("managedFields".into(), Value::Array(old_fields));
@@ -364,8 +388,7 @@ pub fn update(req: &Request<'_>, old: Option<&Value>, new: &mut Value) -> Result
                 &zero
             }
         };
-        let snapshot = new.clone();
-        update_chain(req, live, &snapshot, &mut managed, req.manager);
+        update_chain(req, live, new, &mut managed, req.manager);
     }
     set_managed_fields(new, &managed);
     if let Some(o) = old {
@@ -520,7 +543,7 @@ fn apply_chain(
             strip_nulls(&mut new);
             new
         }
-        None => live_plain,
+        None => live_plain.into_owned(),
     };
     set_managed_fields(&mut result, &managed);
     Ok(result)

@@ -67,13 +67,16 @@ pub(crate) fn mutate(chain: &Chain, req: &Request<'_>, obj: &mut Value) -> Resul
     }
 }
 
-/// Runs the validating plugins on the object as it will be stored.
-pub(crate) fn validate(chain: &Chain, req: &Request<'_>, obj: &Value) -> Result<(), ApiError> {
+/// Runs the validating plugins on the object as it will be stored (moved
+/// into the attributes and back, not copied).
+pub(crate) fn validate(chain: &Chain, req: &Request<'_>, obj: &mut Value) -> Result<(), ApiError> {
     if chain.validators().is_empty() {
         return Ok(());
     }
-    let attrs = req.attributes(obj.clone());
-    chain.validate(&attrs).map_err(|d| to_api_error(&d, &attrs))
+    let mut attrs = req.attributes(std::mem::take(obj));
+    let result = chain.validate(&attrs).map_err(|d| to_api_error(&d, &attrs));
+    *obj = attrs.object.take().unwrap_or(Value::Null);
+    result
 }
 
 /// A denial as the `metav1.Status` upstream sends for it.

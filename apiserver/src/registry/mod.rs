@@ -311,7 +311,7 @@ impl Registry {
                 skein_admission::defaults::job_selector(&mut obj);
             }
             strategy::prepare_for_create(res, &mut obj);
-            admit::validate(&self.admission, &admission, &obj)?;
+            admit::validate(&self.admission, &admission, &mut obj)?;
             if !opts.keep_managed_fields {
                 managed::record_update(&mut obj, None, res, &opts.field_manager, None);
             }
@@ -501,7 +501,7 @@ impl Registry {
                 causes,
             ));
         }
-        admit::validate(&self.admission, &admission, &new)?;
+        admit::validate(&self.admission, &admission, &mut new)?;
         if !opts.keep_managed_fields {
             let subresource = opts
                 .subresource
