@@ -7,6 +7,8 @@
 //! The operations are described in a form-neutral [`Op`]; `v3.rs` and
 //! `v2.rs` render them.
 
+use serde_json::{Map, Value};
+
 use crate::registry::resource::ResourceInfo;
 
 use super::params::{self, Param};
@@ -609,6 +611,35 @@ fn read_patch_put(n: &Names<'_>, suffix: &str, what: &str, def: &str, gvk: Optio
             gvk,
         },
     ]
+}
+
+/// Renders path items into `out` (a `paths` object), with one OpenAPI
+/// version's renderers for operations and parameters.
+pub fn render_into(
+    items: &[PathItem],
+    tag: &str,
+    out: &mut Map<String, Value>,
+    operation: impl Fn(&Op, &str) -> Value,
+    param: impl Fn(&Param, Option<&str>) -> Value,
+) {
+    for item in items {
+        let mut obj = Map::new();
+        for op in &item.ops {
+            obj.insert(op.method.key().to_owned(), operation(op, tag));
+        }
+        if !item.params.is_empty() {
+            obj.insert(
+                "parameters".to_owned(),
+                Value::Array(
+                    item.params
+                        .iter()
+                        .map(|(p, d)| param(p, d.as_deref()))
+                        .collect(),
+                ),
+            );
+        }
+        out.insert(item.path.clone(), Value::Object(obj));
+    }
 }
 
 #[cfg(test)]

@@ -84,24 +84,7 @@ fn operation(op: &Op, tag: &str) -> Value {
 }
 
 fn render_paths(items: &[PathItem], tag: &str, out: &mut Map<String, Value>) {
-    for item in items {
-        let mut obj = Map::new();
-        for op in &item.ops {
-            obj.insert(op.method.key().to_owned(), operation(op, tag));
-        }
-        if !item.params.is_empty() {
-            obj.insert(
-                "parameters".to_owned(),
-                Value::Array(
-                    item.params
-                        .iter()
-                        .map(|(p, d)| param(p, d.as_deref()))
-                        .collect(),
-                ),
-            );
-        }
-        out.insert(item.path.clone(), Value::Object(obj));
-    }
+    paths::render_into(items, tag, out, operation, param);
 }
 
 /// The Swagger 2.0 document as JSON (pure; [`build`] encodes it).

@@ -127,24 +127,7 @@ fn operation(op: &Op, tag: &str) -> Value {
 /// Renders path items as an OpenAPI 3 `paths` object.
 pub fn render_paths(items: &[PathItem], tag: &str) -> Map<String, Value> {
     let mut out = Map::new();
-    for item in items {
-        let mut obj = Map::new();
-        for op in &item.ops {
-            obj.insert(op.method.key().to_owned(), operation(op, tag));
-        }
-        if !item.params.is_empty() {
-            obj.insert(
-                "parameters".to_owned(),
-                Value::Array(
-                    item.params
-                        .iter()
-                        .map(|(p, d)| param(p, d.as_deref()))
-                        .collect(),
-                ),
-            );
-        }
-        out.insert(item.path.clone(), Value::Object(obj));
-    }
+    paths::render_into(items, tag, &mut out, operation, param);
     out
 }
 
