@@ -93,6 +93,9 @@ pub struct EmbeddedStore {
     /// `None` once closed. Lock order: taken alone, never held across `.await`.
     requests: Mutex<Option<mpsc::Sender<writer::Request>>>,
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// The writer thread, woken after each request is queued: while it
+    /// gathers a batch it parks instead of spinning.
+    writer_thread: std::thread::Thread,
     compactor: Mutex<Option<tokio::task::JoinHandle<()>>>,
     closed: AtomicBool,
 }
@@ -158,10 +161,12 @@ impl EmbeddedStore {
         let (tx, rx) = mpsc::channel(opts.max_batch.max(1));
         let writer = writer::spawn(shared.clone(), rx, opts.max_batch.max(1))
             .map_err(|e| Error::Unavailable(format!("embedded store: writer thread: {e}")))?;
+        let writer_thread = writer.thread().clone();
         let store = Arc::new(EmbeddedStore {
             shared,
             requests: Mutex::new(Some(tx)),
             writer: Mutex::new(Some(writer)),
+            writer_thread,
             compactor: Mutex::new(None),
             closed: AtomicBool::new(false),
         });
@@ -186,6 +191,7 @@ impl EmbeddedStore {
             .send(writer::Request { op, reply })
             .await
             .map_err(|_| closed())?;
+        self.writer_thread.unpark();
         rx.await.map_err(|_| closed())?
     }
 

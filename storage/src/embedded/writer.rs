@@ -15,6 +15,8 @@
 //! and before the next commit waits briefly ([`Gather`]) for that many
 //! requests: a fraction of the last commit's time, and never longer than
 //! [`GATHER_GAP`] without a new arrival, so that a lone caller never waits.
+//! While it waits the thread is parked (callers unpark it after queueing),
+//! so gathering costs no CPU that the callers need.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -126,8 +128,11 @@ impl Gather {
                     if now - start >= self.budget || now - last_arrival >= GATHER_GAP {
                         return;
                     }
-                    // Let the callers' tasks run: they are what we wait for.
-                    std::thread::yield_now();
+                    // Sleep until a caller queues a request (it unparks
+                    // this thread) or the wait is over.
+                    let left = (self.budget.saturating_sub(now - start))
+                        .min(GATHER_GAP.saturating_sub(now - last_arrival));
+                    std::thread::park_timeout(left);
                 }
                 Err(mpsc::error::TryRecvError::Disconnected) => return,
             }
