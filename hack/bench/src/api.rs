@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use bytes::Bytes;
 use futures::StreamExt as _;
-use reqwest::Method;
+use http::Method;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use skein_storage::Store;
@@ -61,6 +61,11 @@ pub struct Args {
     /// embedded store; the storage column is then the etcd backend.
     #[arg(long)]
     etcd: bool,
+    /// Run only these measurements (repeatable; all by default). A ratio
+    /// whose two measurements did not both run is reported as not measured.
+    /// For profiling one cell, not for results.
+    #[arg(long, value_enum)]
+    only: Vec<Measure>,
 }
 
 /// Targets (docs/benchmarks.md): GET ≥ 0.3× the bare server's request rate,
@@ -118,19 +123,21 @@ struct ListMeta {
 }
 
 /// The measurements, in the order each round runs them.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Measure {
     BareGet,
     Get,
     List,
+    BareCreate,
     Create,
     StorageCreate,
 }
 
-const MEASURES: [Measure; 5] = [
+const MEASURES: [Measure; 6] = [
     Measure::BareGet,
     Measure::Get,
     Measure::List,
+    Measure::BareCreate,
     Measure::Create,
     Measure::StorageCreate,
 ];
@@ -141,6 +148,9 @@ impl Measure {
             Measure::BareGet => "bare axum + rustls: GET fixed 1 KiB body".into(),
             Measure::Get => "skein: GET Secret".into(),
             Measure::List => "skein: LIST Secrets".into(),
+            Measure::BareCreate => {
+                format!("bare axum + rustls + storage: POST 1 KiB → Store::create ({storage})")
+            }
             Measure::Create => "skein: CREATE Secret (JSON)".into(),
             Measure::StorageCreate => format!("storage layer: create 1 KiB ({storage})"),
         }
@@ -212,6 +222,21 @@ impl Systems {
                     "LIST: {} items, expected {}",
                     list.items.len(),
                     self.list_size
+                );
+            }
+            Measure::BareCreate => {
+                let name = format!("{run}-{task}-{i}");
+                let path = format!("{}/{name}", bare::STORE_PATH);
+                let body = secret(CREATE_NS, &name);
+                let sent = body.len();
+                let reply = self
+                    .bare
+                    .expect(201, Method::POST, &path, Some(("application/json", body)))
+                    .await?;
+                anyhow::ensure!(
+                    reply.len() == sent,
+                    "bare POST {name}: {} bytes back, sent {sent}",
+                    reply.len()
                 );
             }
             Measure::Create => {
@@ -300,7 +325,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         if args.etcd { " on etcd" } else { "" }
     );
     let skein = Skein::start(args.etcd).await?;
-    let bare_server = BareServer::start(&skein.pki_dir())?;
+    let etcd_endpoint = skein.etcd.as_ref().map(|e| e.endpoint());
+    let bare_server = BareServer::start(&skein.pki_dir(), etcd_endpoint.as_deref())?;
     let storage_dir = tempfile::tempdir().context("temp dir for the storage column")?;
     let (store, storage_name): (Arc<dyn Store>, &str) = match &skein.etcd {
         None => (
@@ -396,7 +422,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     // Warm-up: unmeasured, and any error stops the run here.
     let warmup = Duration::from_secs_f64(args.warmup);
     let mut connections = Vec::new();
-    for what in MEASURES {
+    let selected = |m: &Measure| args.only.is_empty() || args.only.contains(m);
+    for what in MEASURES.into_iter().filter(selected) {
         eprintln!("  warm-up: {}", what.label(storage_name));
         let cell = systems.cell(what, "w", c, warmup).await;
         if let Some(e) = cell.first_error {
@@ -420,6 +447,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     for round in 0..rounds {
         eprintln!("  round {}/{rounds}", round + 1);
         for (k, what) in MEASURES.into_iter().enumerate() {
+            if !selected(&what) {
+                continue;
+            }
             let run = format!("r{round}");
             parts[k].push(systems.cell(what, &run, c, slice).await);
         }
@@ -457,7 +487,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     facts.push((
         "client",
         format!(
-            "reqwest 0.12 + rustls, admin client certificate from admin.kubeconfig, in the \
+            "hyper 1 client connections + rustls (hack/bench/src/client.rs), admin client certificate from admin.kubeconfig, in the \
              bench process; {}; negotiated: skein {}, bare {}; established connections after \
              warm-up: {}",
             args.protocol.describe(),
@@ -501,7 +531,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let _ = writeln!(w, "\n## Throughput at concurrency {c}\n");
     let _ = writeln!(w, "| measurement | ops/s | p50 / p99 ms | note |");
     let _ = writeln!(w, "| --- | ---: | ---: | --- |");
-    for what in MEASURES {
+    for what in MEASURES.into_iter().filter(selected) {
         let cell = cell(what);
         let note = match what {
             Measure::List => format!(
@@ -524,20 +554,46 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let _ = writeln!(w, "\n## Ratios against the targets\n");
     let _ = writeln!(w, "| ratio | measured | target | result |");
     let _ = writeln!(w, "| --- | ---: | ---: | --- |");
+    let both = |a: Measure, b: Measure| selected(&a) && selected(&b);
     let (get, bare_get) = (cell(Measure::Get), cell(Measure::BareGet));
-    let get_ratio = get.rate() / bare_get.rate();
-    let _ = writeln!(
-        w,
-        "| skein GET / bare GET | {get_ratio:.2}× | ≥ {GET_VS_BARE_TARGET:.1}× | {} |",
-        verdict(get_ratio, GET_VS_BARE_TARGET, &[get, bare_get])
-    );
+    if both(Measure::Get, Measure::BareGet) {
+        let get_ratio = get.rate() / bare_get.rate();
+        let _ = writeln!(
+            w,
+            "| skein GET / bare GET | {get_ratio:.2}× | ≥ {GET_VS_BARE_TARGET:.1}× | {} |",
+            verdict(get_ratio, GET_VS_BARE_TARGET, &[get, bare_get])
+        );
+    } else {
+        let _ = writeln!(w, "| skein GET / bare GET | not measured (--only) | ≥ {GET_VS_BARE_TARGET:.1}× | — |");
+    }
     let (create, storage) = (cell(Measure::Create), cell(Measure::StorageCreate));
-    let create_ratio = create.rate() / storage.rate();
-    let _ = writeln!(
-        w,
-        "| skein CREATE / {storage_name} create | {create_ratio:.2}× | ≥ {CREATE_VS_STORAGE_TARGET:.1}× | {} |",
-        verdict(create_ratio, CREATE_VS_STORAGE_TARGET, &[create, storage])
-    );
+    if both(Measure::Create, Measure::StorageCreate) {
+        let create_ratio = create.rate() / storage.rate();
+        let _ = writeln!(
+            w,
+            "| skein CREATE / {storage_name} create | {create_ratio:.2}× | ≥ {CREATE_VS_STORAGE_TARGET:.1}× | {} |",
+            verdict(create_ratio, CREATE_VS_STORAGE_TARGET, &[create, storage])
+        );
+    } else {
+        let _ = writeln!(
+            w,
+            "| skein CREATE / {storage_name} create | not measured (--only) | ≥ {CREATE_VS_STORAGE_TARGET:.1}× | — |"
+        );
+    }
+
+    let bare_create = cell(Measure::BareCreate);
+    if both(Measure::BareCreate, Measure::StorageCreate) && both(Measure::Create, Measure::BareCreate) {
+        let ceiling = bare_create.rate() / storage.rate();
+        let _ = writeln!(
+            w,
+            "| bare + storage CREATE / {storage_name} create (the ceiling of the CREATE ratio on this machine) | {ceiling:.2}× | — | — |"
+        );
+        let _ = writeln!(
+            w,
+            "| skein CREATE / bare + storage CREATE | {:.2}× | — | — |",
+            create.rate() / bare_create.rate()
+        );
+    }
 
     let _ = writeln!(w, "\n## Checks\n");
     let count_ok = stored as u64 == acknowledged;

@@ -1,9 +1,17 @@
-//! The bare server of `bench api`: axum answering a fixed 1 KiB body, behind
-//! exactly Skein's TLS and connection layer (`skein_apiserver::http::tls`:
-//! the same rustls config, certificates, client-certificate verification,
-//! ALPN h2/http1.1 and hyper accept loop). It runs as its own process
-//! (`bench bare-server`, started by [`BareServer::start`]) so that, like
-//! `skein serve`, it has its own Tokio runtime and is measured from outside.
+//! The bare server of `bench api`: axum behind exactly Skein's TLS and
+//! connection layer (`skein_apiserver::http::tls`: the same rustls config,
+//! certificates, client-certificate verification, ALPN h2/http1.1 and hyper
+//! accept loop). It answers:
+//! - `GET` [`PATH`]: a fixed 1 KiB body;
+//! - `POST` [`STORE_PATH`]`/<name>`: stores the request body with the
+//!   storage layer's `Store::create` under `/bare/<name>` (an embedded store
+//!   in its own temp dir, or the etcd backend on the run's etcd) and answers
+//!   201 with the body: the least any create endpoint must do, so its rate
+//!   is the ceiling of Skein's CREATE on this machine.
+//!
+//! It runs as its own process (`bench bare-server`, started by
+//! [`BareServer::start`]) so that, like `skein serve`, it has its own Tokio
+//! runtime and is measured from outside.
 
 use std::io::{BufRead as _, BufReader, Read as _};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -13,13 +21,20 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use axum::Router;
-use axum::routing::get;
+use axum::extract::Path as UrlPath;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
 use bytes::Bytes;
+use skein_storage::Store;
+use skein_storage::embedded::{EmbeddedOptions, EmbeddedStore};
+use skein_storage::etcd::{EtcdOptions, EtcdStore};
 use skein_apiserver::http::tls;
 use skein_apiserver::pki::{Pki, serving_names};
 
-/// The path the bare server answers on.
+/// The path the bare server answers GETs on.
 pub const PATH: &str = "/bare";
+/// The path prefix it stores POSTed bodies under.
+pub const STORE_PATH: &str = "/bare-store";
 /// Its body's size.
 pub const BODY_BYTES: usize = 1024;
 /// The stdout line prefix that announces the bound address (as `skein serve`).
@@ -32,6 +47,10 @@ pub struct Args {
     /// certificate are reused, so a client of that Skein trusts this server.
     #[arg(long)]
     pki_dir: PathBuf,
+    /// Store POSTed bodies in the etcd backend on this endpoint instead of
+    /// an embedded store in a temp dir.
+    #[arg(long)]
+    etcd: Option<String>,
 }
 
 /// The fixed body: a JSON object of exactly [`BODY_BYTES`] bytes.
@@ -54,13 +73,54 @@ pub async fn serve(args: Args) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
     println!("{SERVING_LINE}{}", listener.local_addr()?);
     let body = body();
-    let app = Router::new().route(
-        PATH,
-        get(move || {
-            let body = body.clone();
-            async move { ([("content-type", "application/json")], body) }
-        }),
-    );
+    let store_dir = tempfile::tempdir().context("temp dir for the bare store")?;
+    // The same settings as the storage column of `bench api`.
+    let store: std::sync::Arc<dyn Store> = match args.etcd {
+        None => EmbeddedStore::open(
+            &store_dir.path().join("bare.redb"),
+            EmbeddedOptions {
+                retain_history: None,
+                ..EmbeddedOptions::default()
+            },
+        )
+        .await
+        .context("embedded store")?,
+        Some(endpoint) => EtcdStore::connect(EtcdOptions {
+            endpoints: vec![endpoint],
+            retain_history: None,
+            ..EtcdOptions::default()
+        })
+        .await
+        .context("etcd backend")?,
+    };
+    let app = Router::new()
+        .route(
+            PATH,
+            get(move || {
+                let body = body.clone();
+                async move { ([("content-type", "application/json")], body) }
+            }),
+        )
+        .route(
+            &format!("{STORE_PATH}/{{name}}"),
+            post(move |UrlPath(name): UrlPath<String>, body: Bytes| {
+                let store = store.clone();
+                async move {
+                    match store.create(&format!("/bare/{name}"), &body).await {
+                        Ok(_) => (
+                            StatusCode::CREATED,
+                            [("content-type", "application/json")],
+                            body,
+                        ),
+                        Err(e) => (
+                            StatusCode::INTERNAL_SERVER_ERROR,
+                            [("content-type", "text/plain")],
+                            Bytes::from(e.to_string()),
+                        ),
+                    }
+                }
+            }),
+        );
     let stdin_closed = async {
         let _ = tokio::task::spawn_blocking(|| {
             let mut sink = Vec::new();
@@ -82,12 +142,16 @@ pub struct BareServer {
 impl BareServer {
     /// Starts this program's `bare-server` subcommand on the PKI in
     /// `pki_dir` and waits for its address.
-    pub fn start(pki_dir: &Path) -> anyhow::Result<BareServer> {
+    ///
+    /// `etcd`: the endpoint of the etcd its store uses (else embedded).
+    pub fn start(pki_dir: &Path, etcd: Option<&str>) -> anyhow::Result<BareServer> {
         let exe = std::env::current_exe().context("the bench binary's path")?;
-        let mut child = Command::new(exe)
-            .arg("bare-server")
-            .arg("--pki-dir")
-            .arg(pki_dir)
+        let mut command = Command::new(exe);
+        command.arg("bare-server").arg("--pki-dir").arg(pki_dir);
+        if let Some(endpoint) = etcd {
+            command.arg("--etcd").arg(endpoint);
+        }
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

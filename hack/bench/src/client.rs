@@ -1,15 +1,26 @@
-//! The HTTPS client of `bench api` and `bench patch`: reqwest 0.12 on
-//! rustls, trusting only the server's CA and presenting the admin client
-//! certificate from `admin.kubeconfig`. Every server under test gets a
-//! client built by [`Https::new`] with the same settings.
+//! The HTTPS client of `bench api` and `bench patch`: hyper's client
+//! connections over tokio-rustls, trusting only the server's CA and
+//! presenting the admin client certificate from `admin.kubeconfig`. Every
+//! server under test gets a client built by [`Https::new`] with the same
+//! settings.
+//!
+//! It is a load generator, kept lean so that it takes as little as possible
+//! of the CPUs it shares with the server it measures: requests go straight
+//! to hyper's `SendRequest` (no URL parsing, redirect or timeout layers),
+//! and bodies are collected without copies.
 
 use std::path::Path;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
 
 use anyhow::Context as _;
 use base64::Engine as _;
 use bytes::Bytes;
-use reqwest::{Method, StatusCode, Version};
+use http::{Method, Request, StatusCode, Version};
+use http_body_util::{BodyExt as _, Full};
+use hyper::client::conn::{http1, http2};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use rustls::pki_types::ServerName;
+use tokio::net::TcpStream;
 
 /// How the client talks to a server.
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -68,14 +79,52 @@ impl Credentials {
             identity_pem,
         })
     }
+
+    /// A rustls client configuration trusting only the CA and presenting
+    /// the identity, offering `alpn`.
+    fn tls(&self, alpn: &[&[u8]]) -> anyhow::Result<rustls::ClientConfig> {
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in rustls_pemfile::certs(&mut self.ca_pem.as_slice()) {
+            roots
+                .add(cert.context("the CA certificate")?)
+                .context("adding the CA")?;
+        }
+        let chain = rustls_pemfile::certs(&mut self.identity_pem.as_slice())
+            .collect::<Result<Vec<_>, _>>()
+            .context("the client certificate")?;
+        let key = rustls_pemfile::private_key(&mut self.identity_pem.as_slice())
+            .context("the client key")?
+            .context("no client key in the kubeconfig")?;
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .context("TLS versions")?
+            .with_root_certificates(roots)
+            .with_client_auth_cert(chain, key)
+            .context("the client identity")?;
+        config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+        Ok(config)
+    }
 }
 
-/// A client for one server. Cheap to clone (the pool is shared).
+/// Connections to one server.
+enum Connections {
+    /// One multiplexed HTTP/2 connection, opened on first use.
+    H2(tokio::sync::OnceCell<http2::SendRequest<Full<Bytes>>>),
+    /// Idle HTTP/1.1 keep-alive connections.
+    Http1(Mutex<Vec<http1::SendRequest<Full<Bytes>>>>),
+}
+
+/// A client for one server. Cheap to clone (connections are shared).
 #[derive(Clone)]
 pub struct Https {
-    client: reqwest::Client,
-    /// `https://<addr>`.
-    base: String,
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    addr: std::net::SocketAddr,
+    tls: tokio_rustls::TlsConnector,
+    connections: Connections,
 }
 
 /// A whole response.
@@ -95,26 +144,34 @@ impl Https {
         credentials: &Credentials,
         protocol: Protocol,
     ) -> anyhow::Result<Https> {
-        let ca = reqwest::Certificate::from_pem(&credentials.ca_pem).context("the CA")?;
-        let identity =
-            reqwest::Identity::from_pem(&credentials.identity_pem).context("the identity")?;
-        let mut builder = reqwest::Client::builder()
-            .use_rustls_tls()
-            .tls_built_in_root_certs(false)
-            .add_root_certificate(ca)
-            .identity(identity)
-            .timeout(Duration::from_secs(60))
-            .pool_max_idle_per_host(usize::MAX);
-        builder = match protocol {
-            Protocol::H2 => builder
-                .http2_initial_stream_window_size(4 << 20)
-                .http2_initial_connection_window_size(1 << 30),
-            Protocol::Http1 => builder.http1_only(),
+        let (alpn, connections): (&[&[u8]], _) = match protocol {
+            Protocol::H2 => (&[b"h2"], Connections::H2(tokio::sync::OnceCell::new())),
+            Protocol::Http1 => (&[b"http/1.1"], Connections::Http1(Mutex::new(Vec::new()))),
         };
+        let tls = tokio_rustls::TlsConnector::from(Arc::new(credentials.tls(alpn)?));
         Ok(Https {
-            client: builder.build().context("building the HTTPS client")?,
-            base: format!("https://{addr}"),
+            inner: Arc::new(Inner {
+                addr,
+                tls,
+                connections,
+            }),
         })
+    }
+
+    /// A new TLS connection to the server.
+    async fn connect(&self) -> anyhow::Result<TokioIo<tokio_rustls::client::TlsStream<TcpStream>>> {
+        let tcp = TcpStream::connect(self.inner.addr)
+            .await
+            .with_context(|| format!("connecting to {}", self.inner.addr))?;
+        tcp.set_nodelay(true).context("TCP_NODELAY")?;
+        let name = ServerName::from(self.inner.addr.ip());
+        let tls = self
+            .inner
+            .tls
+            .connect(name, tcp)
+            .await
+            .context("the TLS handshake")?;
+        Ok(TokioIo::new(tls))
     }
 
     /// Sends `method path` (path with query) with an optional body of
@@ -125,26 +182,84 @@ impl Https {
         path: &str,
         body: Option<(&'static str, Bytes)>,
     ) -> anyhow::Result<Reply> {
-        let mut request = self
-            .client
-            .request(method.clone(), format!("{}{path}", self.base))
+        let mut request = Request::builder()
+            .method(method.clone())
             .header("accept", "application/json");
-        if let Some((content_type, body)) = body {
-            request = request.header("content-type", content_type).body(body);
-        }
-        let response = request
-            .send()
+        let body = match body {
+            Some((content_type, bytes)) => {
+                request = request.header("content-type", content_type);
+                bytes
+            }
+            None => Bytes::new(),
+        };
+        let context = || format!("{method} {path}");
+        let response = match &self.inner.connections {
+            Connections::H2(cell) => {
+                let request = request
+                    .uri(format!("https://{}{path}", self.inner.addr))
+                    .version(Version::HTTP_2)
+                    .body(Full::new(body))
+                    .with_context(context)?;
+                let sender = cell
+                    .get_or_try_init(|| async {
+                        let io = self.connect().await?;
+                        let (sender, connection) = http2::Builder::new(TokioExecutor::new())
+                            .initial_stream_window_size(4 << 20)
+                            .initial_connection_window_size(1 << 30)
+                            .handshake(io)
+                            .await
+                            .context("the HTTP/2 handshake")?;
+                        tokio::spawn(connection);
+                        anyhow::Ok(sender)
+                    })
+                    .await?;
+                sender.clone().send_request(request).await.with_context(context)?
+            }
+            Connections::Http1(pool) => {
+                let request = request
+                    .uri(path)
+                    .header("host", self.inner.addr.to_string())
+                    .body(Full::new(body))
+                    .with_context(context)?;
+                let idle = pool.lock().ok().and_then(|mut p| p.pop());
+                let mut sender = match idle {
+                    Some(s) if !s.is_closed() => s,
+                    _ => {
+                        let io = self.connect().await?;
+                        let (sender, connection) = http1::handshake(io)
+                            .await
+                            .context("the HTTP/1.1 handshake")?;
+                        tokio::spawn(connection);
+                        sender
+                    }
+                };
+                sender.ready().await.with_context(context)?;
+                let response = sender.send_request(request).await.with_context(context)?;
+                let (parts, incoming) = response.into_parts();
+                let body = incoming
+                    .collect()
+                    .await
+                    .with_context(|| format!("{method} {path}: reading the body"))?
+                    .to_bytes();
+                if let Ok(mut p) = pool.lock() {
+                    p.push(sender);
+                }
+                return Ok(Reply {
+                    status: parts.status,
+                    version: parts.version,
+                    body,
+                });
+            }
+        };
+        let (parts, incoming) = response.into_parts();
+        let body = incoming
+            .collect()
             .await
-            .with_context(|| format!("{method} {path}"))?;
-        let status = response.status();
-        let version = response.version();
-        let body = response
-            .bytes()
-            .await
-            .with_context(|| format!("{method} {path}: reading the body"))?;
+            .with_context(|| format!("{method} {path}: reading the body"))?
+            .to_bytes();
         Ok(Reply {
-            status,
-            version,
+            status: parts.status,
+            version: parts.version,
             body,
         })
     }

@@ -10,6 +10,11 @@
 //! - `bench patch`: PUT vs strategic-merge-patch vs server-side apply of
 //!   Deployments against a real `skein serve`.
 
+/// The same allocator as the `skein` binary, so that the storage column and
+/// the bare server run on what Skein runs on.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod api;
 mod bare;
 mod client;

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use bytes::Bytes;
-use reqwest::Method;
+use http::Method;
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
@@ -480,7 +480,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     facts.push((
         "client",
         format!(
-            "reqwest 0.12 + rustls, admin client certificate; {}; negotiated {}",
+            "hyper 1 client connections + rustls (hack/bench/src/client.rs), admin client certificate; {}; negotiated {}",
             args.protocol.describe(),
             sizes.2
         ),
