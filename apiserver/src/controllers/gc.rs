@@ -19,6 +19,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 
 use crate::http::status::ApiError;
+use crate::registry::object::Header;
 use crate::registry::{
     DeleteOptions, FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Propagation, Registry, ResourceInfo,
     Target, WriteOptions, object,
@@ -36,14 +37,14 @@ struct Node {
 }
 
 impl Node {
-    fn of(res: &'static ResourceInfo, obj: &Value) -> Node {
+    fn of(res: &'static ResourceInfo, header: Header) -> Node {
         Node {
             res,
-            namespace: object::namespace(obj).to_string(),
-            name: object::name(obj).to_string(),
-            owners: object::owner_uids(obj),
-            deleting: object::is_deleting(obj),
-            finalizers: object::finalizers(obj),
+            namespace: header.namespace,
+            name: header.name,
+            owners: header.owners,
+            deleting: header.deleting,
+            finalizers: header.finalizers,
         }
     }
 }
@@ -113,8 +114,9 @@ pub async fn run(registry: Registry) {
 async fn run_once(registry: &Registry) -> Result<(), ApiError> {
     let (objects, revision) = registry.list_all().await?;
     let mut graph = Graph::default();
-    for (res, obj) in &objects {
-        graph.upsert(object::uid(obj), Node::of(res, obj));
+    for (res, header) in objects {
+        let uid = header.uid.clone();
+        graph.upsert(&uid, Node::of(res, header));
     }
     // Work left over from before a restart.
     let deleting: Vec<(String, Node)> = graph
@@ -133,10 +135,10 @@ async fn run_once(registry: &Registry) -> Result<(), ApiError> {
             change = changes.next() => {
                 let Some(change) = change else { return Ok(()) };
                 let change = change?;
-                match (&change.object, &change.previous) {
-                    (Some(obj), _) => {
-                        let uid = object::uid(obj).to_string();
-                        let node = Node::of(change.res, obj);
+                match (change.object, change.previous) {
+                    (Some(header), _) => {
+                        let uid = header.uid.clone();
+                        let node = Node::of(change.res, header);
                         graph.upsert(&uid, node.clone());
                         if node.deleting {
                             handle_deleting_owner(registry, &graph, &uid, &node).await;
@@ -147,7 +149,7 @@ async fn run_once(registry: &Registry) -> Result<(), ApiError> {
                         }
                     }
                     (None, Some(prev)) => {
-                        let uid = object::uid(prev).to_string();
+                        let uid = prev.uid;
                         let gone = graph.remove(&uid);
                         for (duid, dnode) in graph.dependents_of(&uid) {
                             collect_dependent(registry, &graph, &duid, &dnode, Some(&uid)).await;

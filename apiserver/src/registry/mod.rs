@@ -197,6 +197,14 @@ impl Registry {
 
     /// Serializes an object for storage, without its resourceVersion.
     fn encode(obj: &Value) -> Result<Vec<u8>, ApiError> {
+        if obj
+            .get("metadata")
+            .and_then(|m| m.get("resourceVersion"))
+            .is_none()
+        {
+            // Nothing to strip: serialize without a copy.
+            return serde_json::to_vec(obj).map_err(|e| ApiError::internal(e.to_string()));
+        }
         let mut obj = obj.clone();
         set_meta(&mut obj, "resourceVersion", None);
         serde_json::to_vec(&obj).map_err(|e| ApiError::internal(e.to_string()))
@@ -223,14 +231,22 @@ impl Registry {
         let Some(namespaces) = resource::find("", "v1", "namespaces") else {
             return Ok(());
         };
-        let nsobj = match self.get(namespaces, "", ns).await {
-            Ok(o) => o,
-            Err(e) if e.reason() == "NotFound" => {
+        // Only the namespace's metadata matters: read its header, not the
+        // whole object (this runs on every namespaced create).
+        let deleting = match self.store.get(&key::object(namespaces, "", ns)).await {
+            Ok(kv) => {
+                object::Header::decode(&kv.value)
+                    .ok_or_else(|| {
+                        ApiError::internal(format!("stored object {} is corrupt", kv.key))
+                    })?
+                    .deleting
+            }
+            Err(StoreError::NotFound { .. }) => {
                 return Err(ApiError::not_found("", "namespaces", ns));
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(store_error(e)),
         };
-        if object::is_deleting(&nsobj) {
+        if deleting {
             let why = format!(
                 "unable to create new content in namespace {ns} because it is being terminated"
             );

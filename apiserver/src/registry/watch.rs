@@ -12,6 +12,7 @@ use futures::{StreamExt, stream};
 use serde_json::Value;
 use skein_storage::{Error as StoreError, EventKind, WatchMessage, WatchStream};
 
+use super::object::Header;
 use super::{Filter, Registry, ResourceInfo, key, list::ListQuery, store_error};
 use crate::http::status::{ApiError, Cause};
 
@@ -219,9 +220,9 @@ pub struct Change {
     /// The object's resource.
     pub res: &'static ResourceInfo,
     /// The object after the change; `None` when it was deleted.
-    pub object: Option<Value>,
+    pub object: Option<Header>,
     /// The object before the change, if it existed.
-    pub previous: Option<Value>,
+    pub previous: Option<Header>,
 }
 
 /// The resource that owns a storage key.
@@ -251,8 +252,8 @@ impl Registry {
         page.items.iter().map(Registry::decode).collect()
     }
 
-    /// Every object of every resource, read at one revision.
-    pub async fn list_all(&self) -> Result<(Vec<(&'static ResourceInfo, Value)>, i64), ApiError> {
+    /// The header of every object of every resource, read at one revision.
+    pub async fn list_all(&self) -> Result<(Vec<(&'static ResourceInfo, Header)>, i64), ApiError> {
         let revision = self.store.current_revision().await.map_err(store_error)?;
         let mut out = Vec::new();
         for res in super::resource::all() {
@@ -266,7 +267,10 @@ impl Registry {
                 .await
                 .map_err(store_error)?;
             for kv in &page.items {
-                out.push((res, Registry::decode(kv)?));
+                let header = Header::decode(&kv.value).ok_or_else(|| {
+                    ApiError::internal(format!("stored object {} is corrupt", kv.key))
+                })?;
+                out.push((res, header));
             }
         }
         Ok((out, revision))
@@ -290,9 +294,9 @@ impl Registry {
                     Ok(WatchMessage::Progress(_)) => None,
                     Ok(WatchMessage::Event(event)) => {
                         let res = resource_of_key(&event.kv.key)?;
-                        let previous = event.prev.as_ref().and_then(|kv| Registry::decode(kv).ok());
+                        let previous = event.prev.as_ref().and_then(|kv| Header::decode(&kv.value));
                         let object = match event.kind {
-                            EventKind::Put => Registry::decode(&event.kv).ok(),
+                            EventKind::Put => Header::decode(&event.kv.value),
                             EventKind::Delete => None,
                         };
                         Some(Ok(Change {
