@@ -49,7 +49,12 @@ impl PathElement {
     /// The FieldsV1 key for this element.
     pub fn encode(&self) -> String {
         match self {
-            PathElement::Field(name) => format!("f:{name}"),
+            PathElement::Field(name) => {
+                let mut out = String::with_capacity(2 + name.len());
+                out.push_str("f:");
+                out.push_str(name);
+                out
+            }
             PathElement::Key(fields) => {
                 let mut out = String::from("k:{");
                 for (i, (name, value)) in fields.iter().enumerate() {
@@ -189,9 +194,37 @@ impl Set {
         match path {
             [] => {}
             [last] => {
-                self.members.insert(last.clone());
+                if !self.members.contains(last) {
+                    self.members.insert(last.clone());
+                }
             }
-            [first, rest @ ..] => self.children.entry(first.clone()).or_default().insert(rest),
+            [first, rest @ ..] => match self.children.get_mut(first) {
+                Some(child) => child.insert(rest),
+                None => {
+                    let mut child = Set::new();
+                    child.insert(rest);
+                    self.children.insert(first.clone(), child);
+                }
+            },
+        }
+    }
+
+    /// Adds `pe` at this level: as a member when `member`, and with
+    /// `child` below it (nothing when `child` is empty). `pe` must not be
+    /// at this level yet (a set built bottom-up, one element at a time).
+    pub fn add(&mut self, pe: PathElement, member: bool, child: Set) {
+        match (member, child.is_empty()) {
+            (false, true) => {}
+            (true, true) => {
+                self.members.insert(pe);
+            }
+            (false, false) => {
+                self.children.insert(pe, child);
+            }
+            (true, false) => {
+                self.members.insert(pe.clone());
+                self.children.insert(pe, child);
+            }
         }
     }
 
@@ -244,6 +277,11 @@ impl Set {
         self.children.remove(pe);
     }
 
+    /// Removes and returns the subset below `pe`, if any.
+    pub fn take_child(&mut self, pe: &PathElement) -> Option<Set> {
+        self.children.remove(pe)
+    }
+
     /// Every path in the set, as upstream iterates: members of a level
     /// first, then each child's paths, in element order.
     pub fn paths(&self) -> Vec<Path> {
@@ -277,6 +315,54 @@ impl Set {
             out.children.insert(pe.clone(), merged);
         }
         out
+    }
+
+    /// Adds every path of `other` (an in-place [`Set::union`]).
+    pub fn union_with(&mut self, other: Set) {
+        if self.is_empty() {
+            *self = other;
+            return;
+        }
+        if self.members.is_empty() {
+            self.members = other.members;
+        } else {
+            self.members.extend(other.members);
+        }
+        for (pe, child) in other.children {
+            match self.children.get_mut(&pe) {
+                Some(mine) => mine.union_with(child),
+                None => {
+                    self.children.insert(pe, child);
+                }
+            }
+        }
+    }
+
+    /// Removes the paths of `other` (an in-place [`Set::difference`]:
+    /// exact paths only).
+    pub fn subtract(&mut self, other: &Set) {
+        if self.members.len() <= other.members.len() {
+            self.members.retain(|m| !other.members.contains(m));
+        } else {
+            for m in &other.members {
+                self.members.remove(m);
+            }
+        }
+        if self.children.is_empty() || other.children.is_empty() {
+            return;
+        }
+        let mut emptied = Vec::new();
+        for (pe, theirs) in &other.children {
+            if let Some(mine) = self.children.get_mut(pe) {
+                mine.subtract(theirs);
+                if mine.is_empty() {
+                    emptied.push(pe);
+                }
+            }
+        }
+        for pe in emptied {
+            self.children.remove(pe);
+        }
     }
 
     /// Paths in both sets.
@@ -376,17 +462,22 @@ impl Set {
                 _ => (None, true),
             };
             let set = children.get_or_insert_with(Set::new);
-            if child_member {
-                set.members.insert(pe.clone());
+            let (member, child) = match grand.filter(|g| !g.is_empty()) {
+                Some(g) if child_member => (Some(pe.clone()), Some((pe, g))),
+                Some(g) => (None, Some((pe, g))),
+                None if child_member => (Some(pe), None),
+                None => (None, None),
+            };
+            if let Some(pe) = member {
+                set.members.insert(pe);
             }
-            if let Some(g) = grand
-                && !g.is_empty()
-            {
-                let merged = match set.children.remove(&pe) {
-                    Some(prev) => prev.union(&g),
-                    None => g,
-                };
-                set.children.insert(pe, merged);
+            if let Some((pe, g)) = child {
+                match set.children.get_mut(&pe) {
+                    Some(prev) => prev.union_with(g),
+                    None => {
+                        set.children.insert(pe, g);
+                    }
+                }
             }
         }
         if children.is_none() {

@@ -234,6 +234,14 @@ impl Managed {
     /// Caps Update managers at `max`, merging the oldest into
     /// `ancient-changes` per apiVersion (upstream `capUpdateManagers`).
     pub fn cap_updaters(&mut self, max: usize) {
+        let count = self
+            .entries
+            .keys()
+            .filter(|id| id.operation == Operation::Update)
+            .count();
+        if count <= max {
+            return;
+        }
         let mut updaters: Vec<ManagerId> = self
             .entries
             .keys()

@@ -46,21 +46,29 @@ impl Filter {
             }
             Filter::AllButStatus => {
                 let mut out = Set::new();
-                for m in set.members() {
-                    if *m == f("status") || *m == f("metadata") {
-                        out.insert_member(m.clone());
+                for name in ["metadata", "status"] {
+                    let pe = f(name);
+                    if set.has_member(&pe) {
+                        out.insert_member(pe.clone());
                     }
-                }
-                if let Some(c) = set.child(&f("status")) {
-                    out.set_child(f("status"), c.clone());
-                }
-                if let Some(c) = set.child(&f("metadata")) {
-                    let mut c = c.clone();
-                    c.remove_element(&f("labels"));
-                    out.set_child(f("metadata"), c);
+                    if let Some(mut c) = set.take_child(&pe) {
+                        if name == "metadata" {
+                            c.remove_element(&f("labels"));
+                        }
+                        out.set_child(pe, c);
+                    }
                 }
                 out
             }
+        }
+    }
+
+    /// Whether [`Filter::apply`] keeps anything below the root key `key`.
+    pub fn keeps_root(self, key: &str) -> bool {
+        match self {
+            Filter::Nothing => true,
+            Filter::Status => key != "status",
+            Filter::AllButStatus => key == "status" || key == "metadata",
         }
     }
 }
