@@ -67,7 +67,7 @@ pub fn node(ty: Option<Schema<'_>>) -> Node<'_> {
 }
 
 /// The schema of a struct field or map value (`None`: untyped).
-fn child_ty<'a>(n: &Node<'a>, key: &str) -> Option<Schema<'a>> {
+pub(super) fn child_ty<'a>(n: &Node<'a>, key: &str) -> Option<Schema<'a>> {
     match n {
         Node::Struct(s) => s.field(key),
         Node::Map(v) => *v,
@@ -188,7 +188,7 @@ fn as_map(v: &Value) -> Option<std::borrow::Cow<'_, Map<String, Value>>> {
 }
 
 /// The list view of a list value: `Some(empty)` for null.
-fn as_list(v: &Value) -> Option<&[Value]> {
+pub(super) fn as_list(v: &Value) -> Option<&[Value]> {
     match v {
         Value::Array(a) => Some(a),
         Value::Null => Some(&[]),
@@ -587,36 +587,49 @@ const VALUE_STRUCT_FIELDS: &[&str] = &[
 /// round trip through the Go types does, so that comparisons attribute
 /// `.` (a field's own path) as upstream does.
 pub fn with_zero_fields(v: &Value, ty: Option<Schema<'_>>) -> Value {
-    fn fill(v: &mut Value, s: Schema<'_>, depth: usize) {
-        let Value::Object(m) = v else { return };
-        if depth > 8 {
-            return;
-        }
-        // Required fields have no `omitempty`: Go writes them as null.
-        for name in s.required() {
-            m.entry(name.to_owned()).or_insert(Value::Null);
-        }
-        for name in VALUE_STRUCT_FIELDS {
-            let Some(f) = s.field(name) else { continue };
-            if !matches!(node(Some(f)), Node::Struct(_)) {
-                continue;
-            }
-            let child = m
-                .entry((*name).to_owned())
-                .or_insert_with(|| Value::Object(Map::new()));
-            if child.is_null() {
-                *child = Value::Object(Map::new());
-            }
-            fill(child, f, depth + 1);
-        }
-    }
     let mut out = v.clone();
     if let Some(s) = ty
         && matches!(node(Some(s)), Node::Struct(_))
     {
-        fill(&mut out, s, 0);
+        fill_zero_fields(&mut out, s, 0);
     }
     out
+}
+
+/// Deepest level [`with_zero_fields`] fills (the root is level 0).
+pub(super) const MAX_FILL_DEPTH: usize = 8;
+
+/// [`with_zero_fields`] of the struct `v` of type `s` at level `depth`.
+pub(super) fn fill_zero_fields(v: &mut Value, s: Schema<'_>, depth: usize) {
+    let Value::Object(m) = v else { return };
+    if depth > MAX_FILL_DEPTH {
+        return;
+    }
+    // Required fields have no `omitempty`: Go writes them as null.
+    for name in s.required() {
+        m.entry(name.to_owned()).or_insert(Value::Null);
+    }
+    for (name, f) in value_struct_fields(s) {
+        let child = m
+            .entry(name.to_owned())
+            .or_insert_with(|| Value::Object(Map::new()));
+        if child.is_null() {
+            *child = Value::Object(Map::new());
+        }
+        fill_zero_fields(child, f, depth + 1);
+    }
+}
+
+/// The fields of struct type `s` that are [`VALUE_STRUCT_FIELDS`] of a
+/// struct type, in that list's order.
+pub(super) fn value_struct_fields<'a>(s: Schema<'a>) -> Vec<(&'static str, Schema<'a>)> {
+    VALUE_STRUCT_FIELDS
+        .iter()
+        .filter_map(|name| {
+            let f = s.field(name)?;
+            matches!(node(Some(f)), Node::Struct(_)).then_some((*name, f))
+        })
+        .collect()
 }
 
 /// An approximation of the JSON of a type's Go zero value (see
