@@ -91,12 +91,10 @@ fn view_eq(a: View<'_>, b: View<'_>) -> bool {
     }
 }
 
-/// The fields of a struct or map view.
-struct Fields<'a> {
-    map: Option<&'a Map<String, Value>>,
-    hide: bool,
-    root: bool,
-    /// The level of the zero fields below.
+/// The zero fields `with_zero_fields` gives a struct position (the same
+/// on both sides of a comparison, so computed once per position).
+struct Zero<'a> {
+    /// The position's level.
     depth: usize,
     /// Required fields, null unless present.
     required: Vec<&'a str>,
@@ -104,32 +102,57 @@ struct Fields<'a> {
     structs: Vec<(&'static str, Schema<'a>)>,
 }
 
-impl<'a> Fields<'a> {
-    /// The map view of `v`: empty for null, `None` for a non-map.
-    fn open(v: View<'a>) -> Option<Self> {
+impl<'a> Zero<'a> {
+    /// The zero fields of the first of `views` that gets them.
+    fn of(views: [Option<View<'a>>; 2]) -> Option<Self> {
+        let (s, depth) = views.into_iter().find_map(|v| match v {
+            Some(View::Object(o)) => o.fill,
+            _ => None,
+        })?;
+        Some(Zero {
+            depth,
+            required: s.required(),
+            structs: value_struct_fields(s),
+        })
+    }
+
+    /// The schema of the value struct field `key`, if it is one.
+    fn struct_field(&self, key: &str) -> Option<Schema<'a>> {
+        self.structs
+            .iter()
+            .find_map(|(n, f)| (*n == key).then_some(*f))
+    }
+}
+
+/// The fields of a struct or map view.
+struct Fields<'a, 'z> {
+    map: Option<&'a Map<String, Value>>,
+    hide: bool,
+    root: bool,
+    /// The zero fields it gets, if any.
+    zero: Option<&'z Zero<'a>>,
+}
+
+impl<'a, 'z> Fields<'a, 'z> {
+    /// The map view of `v` (`zero`: the position's zero fields, for a view
+    /// that gets them): empty for null, `None` for a non-map.
+    fn open(v: View<'a>, zero: Option<&'z Zero<'a>>) -> Option<Self> {
         let plain = |map| Fields {
             map,
             hide: false,
             root: false,
-            depth: 0,
-            required: Vec::new(),
-            structs: Vec::new(),
+            zero: None,
         };
         match v {
             View::Plain(Value::Object(m)) => Some(plain(Some(m))),
             View::Plain(Value::Null) | View::Null => Some(plain(None)),
             View::Plain(_) => None,
-            View::Object(o) => {
-                let mut f = plain(o.map);
-                f.hide = o.hide;
-                f.root = o.root;
-                if let Some((s, depth)) = o.fill {
-                    f.depth = depth;
-                    f.required = s.required();
-                    f.structs = value_struct_fields(s);
-                }
-                Some(f)
-            }
+            View::Object(o) => Some(Fields {
+                map: o.map,
+                hide: o.hide,
+                root: o.root,
+                zero: zero.filter(|_| o.fill.is_some()),
+            }),
         }
     }
 
@@ -140,21 +163,30 @@ impl<'a> Fields<'a> {
             .filter(|k| !(self.hide && *k == "managedFields"))
     }
 
-    fn is_empty(&self) -> bool {
-        self.required.is_empty() && self.structs.is_empty() && self.visible().next().is_none()
+    /// Whether zero fields are added (none can be empty lists).
+    fn has_zero_fields(&self) -> bool {
+        self.zero
+            .is_some_and(|z| !z.required.is_empty() || !z.structs.is_empty())
     }
 
-    /// The keys, sorted.
+    fn is_empty(&self) -> bool {
+        !self.has_zero_fields() && self.visible().next().is_none()
+    }
+
+    /// The keys, sorted (with their values when [`Fields::get`] would
+    /// just read them from the map).
     fn keys(&self) -> Keys<'a> {
-        if !self.hide && self.required.is_empty() && self.structs.is_empty() {
+        if !self.hide && !self.root && !self.has_zero_fields() {
             return match self.map {
-                Some(m) => Keys::Map(m.keys()),
+                Some(m) => Keys::Map(m.iter()),
                 None => Keys::List(Vec::new().into_iter()),
             };
         }
         let mut keys: Vec<&'a str> = self.visible().map(String::as_str).collect();
-        keys.extend(self.required.iter().copied());
-        keys.extend(self.structs.iter().map(|(n, _)| *n));
+        if let Some(z) = self.zero {
+            keys.extend(z.required.iter().copied());
+            keys.extend(z.structs.iter().map(|(n, _)| *n));
+        }
         keys.sort_unstable();
         keys.dedup();
         Keys::List(keys.into_iter())
@@ -167,9 +199,11 @@ impl<'a> Fields<'a> {
         }
         let actual = self.map.and_then(|m| m.get(key));
         let hide = self.root && key == "metadata";
-        if let Some((_, f)) = self.structs.iter().find(|(n, _)| *n == key) {
-            let depth = self.depth + 1;
-            let fill = (depth <= MAX_FILL_DEPTH).then_some((*f, depth));
+        if let Some(z) = self.zero
+            && let Some(f) = z.struct_field(key)
+        {
+            let depth = z.depth + 1;
+            let fill = (depth <= MAX_FILL_DEPTH).then_some((f, depth));
             let obj = |map| {
                 View::Object(Obj {
                     map,
@@ -192,49 +226,79 @@ impl<'a> Fields<'a> {
                 root: false,
             })),
             Some(v) => Some(View::Plain(v)),
-            None => self.required.contains(&key).then_some(View::Null),
+            None => self
+                .zero
+                .is_some_and(|z| z.required.contains(&key))
+                .then_some(View::Null),
         }
     }
 }
 
 /// Sorted keys of a [`Fields`].
 enum Keys<'a> {
-    Map(serde_json::map::Keys<'a>),
+    Map(serde_json::map::Iter<'a>),
     List(std::vec::IntoIter<&'a str>),
 }
 
-impl<'a> Iterator for Keys<'a> {
-    type Item = &'a str;
+/// Where a side's value for a key is.
+#[derive(Clone, Copy)]
+enum Slot<'a> {
+    /// Not on this side.
+    Absent,
+    /// This value, as it is.
+    Here(&'a Value),
+    /// To be read with [`Fields::get`].
+    Get,
+}
 
-    fn next(&mut self) -> Option<&'a str> {
+impl<'a> Iterator for Keys<'a> {
+    type Item = (&'a str, Slot<'a>);
+
+    fn next(&mut self) -> Option<Self::Item> {
         match self {
-            Keys::Map(k) => k.next().map(String::as_str),
-            Keys::List(k) => k.next(),
+            Keys::Map(k) => k.next().map(|(k, v)| (k.as_str(), Slot::Here(v))),
+            Keys::List(k) => k.next().map(|k| (k, Slot::Get)),
         }
     }
 }
 
-/// Calls `f` with every key of `a` or `b` (each sorted), in order, once.
-fn merged<'a>(a: Option<Keys<'a>>, b: Option<Keys<'a>>, mut f: impl FnMut(&'a str)) {
+/// Calls `f` with every key of `a` or `b` (each sorted), in order, once,
+/// with where each side has it.
+fn merged<'a>(
+    a: Option<Keys<'a>>,
+    b: Option<Keys<'a>>,
+    mut f: impl FnMut(&'a str, Slot<'a>, Slot<'a>),
+) {
     let mut a = a.into_iter().flatten().peekable();
     let mut b = b.into_iter().flatten().peekable();
     loop {
-        let key = match (a.peek(), b.peek()) {
+        let (key, x, y) = match (a.peek(), b.peek()) {
             (None, None) => return,
-            (Some(_), None) => a.next(),
-            (None, Some(_)) => b.next(),
-            (Some(x), Some(y)) => match x.cmp(y) {
-                Ordering::Less => a.next(),
-                Ordering::Greater => b.next(),
-                Ordering::Equal => {
+            (Some(&(k, x)), None) => {
+                a.next();
+                (k, x, Slot::Absent)
+            }
+            (None, Some(&(k, y))) => {
+                b.next();
+                (k, Slot::Absent, y)
+            }
+            (Some(&(k, x)), Some(&(j, y))) => match k.cmp(j) {
+                Ordering::Less => {
+                    a.next();
+                    (k, x, Slot::Absent)
+                }
+                Ordering::Greater => {
                     b.next();
-                    a.next()
+                    (j, Slot::Absent, y)
+                }
+                Ordering::Equal => {
+                    a.next();
+                    b.next();
+                    (k, x, y)
                 }
             },
         };
-        if let Some(k) = key {
-            f(k);
-        }
+        f(key, x, y);
     }
 }
 
@@ -301,9 +365,11 @@ pub fn changed_paths<'a>(
     ty: Option<Schema<'a>>,
     keep_root: &dyn Fn(&str) -> bool,
 ) -> Changes {
-    let fill = ty
-        .filter(|s| matches!(node(Some(*s)), Node::Struct(_)))
-        .map(|s| (s, 0));
+    let n = node(ty);
+    let fill = match &n {
+        Node::Struct(s) => Some((*s, 0)),
+        _ => None,
+    };
     let root = |v: &'a Value| match v {
         Value::Object(m) => View::Object(Obj {
             map: Some(m),
@@ -314,10 +380,10 @@ pub fn changed_paths<'a>(
         v => View::Plain(v),
     };
     let mut out = Changes::default();
-    walk(
+    walk_node(
         Some(root(lhs)),
         Some(root(rhs)),
-        ty,
+        &n,
         &mut out,
         Some(keep_root),
     );
@@ -341,39 +407,67 @@ fn walk<'a>(
     if is_scalar(l) && is_scalar(r) {
         return leaf(l, r);
     }
-    let n = node(ty);
-    let leaf = match &n {
+    walk_node(l, r, &node(ty), out, keep_root)
+}
+
+/// [`walk`] at a position of node `n` (computed once for a list's items).
+fn walk_node<'a>(
+    l: Option<View<'a>>,
+    r: Option<View<'a>>,
+    n: &Node<'a>,
+    out: &mut Changes,
+    keep_root: Option<&dyn Fn(&str) -> bool>,
+) -> Flags {
+    if is_scalar(l) && is_scalar(r) {
+        return leaf(l, r);
+    }
+    let leaf = match n {
         Node::Leaf => true,
-        Node::Struct(_) | Node::Map(_) => match (l.map(Fields::open), r.map(Fields::open)) {
-            (Some(None), _) | (_, Some(None)) => true,
-            (lf, rf) => {
-                let (lf, rf) = (lf.flatten(), rf.flatten());
-                let l_empty = lf.as_ref().is_none_or(Fields::is_empty);
-                let r_empty = rf.as_ref().is_none_or(Fields::is_empty);
-                if l_empty && r_empty {
-                    true
-                } else {
-                    let (lk, rk) = (lf.as_ref().map(Fields::keys), rf.as_ref().map(Fields::keys));
-                    merged(lk, rk, |key| {
-                        if keep_root.is_some_and(|keep| !keep(key)) {
-                            return;
-                        }
-                        let lc = lf.as_ref().and_then(|f| f.get(key));
-                        let rc = rf.as_ref().and_then(|f| f.get(key));
-                        let mut sub = Changes::default();
-                        let flags = if is_scalar(lc) && is_scalar(rc) {
-                            leaf(lc, rc)
-                        } else {
-                            walk(lc, rc, child_ty(&n, key), &mut sub, None)
-                        };
-                        if flags.changed || flags.removed || !sub.is_empty() {
-                            out.add(PathElement::Field(key.to_owned()), flags, sub);
-                        }
-                    });
-                    false
+        Node::Struct(_) | Node::Map(_) => {
+            let zero = Zero::of([l, r]);
+            let open = |v| Fields::open(v, zero.as_ref());
+            match (l.map(open), r.map(open)) {
+                (Some(None), _) | (_, Some(None)) => true,
+                (lf, rf) => {
+                    let (lf, rf) = (lf.flatten(), rf.flatten());
+                    let l_empty = lf.as_ref().is_none_or(Fields::is_empty);
+                    let r_empty = rf.as_ref().is_none_or(Fields::is_empty);
+                    if l_empty && r_empty {
+                        true
+                    } else {
+                        let (lk, rk) =
+                            (lf.as_ref().map(Fields::keys), rf.as_ref().map(Fields::keys));
+                        merged(lk, rk, |key, ls, rs| {
+                            if keep_root.is_some_and(|keep| !keep(key)) {
+                                return;
+                            }
+                            let at = |slot, fields: &Option<Fields<'a, '_>>| match slot {
+                                Slot::Absent => None,
+                                Slot::Here(v) => Some(View::Plain(v)),
+                                Slot::Get => fields.as_ref().and_then(|f| f.get(key)),
+                            };
+                            let (lc, rc) = (at(ls, &lf), at(rs, &rf));
+                            let mut sub = Changes::default();
+                            let flags = if is_scalar(lc) && is_scalar(rc) {
+                                leaf(lc, rc)
+                            } else {
+                                // A value struct's type is known already (the
+                                // zero fields are the position's own type's).
+                                let ty = zero
+                                    .as_ref()
+                                    .and_then(|z| z.struct_field(key))
+                                    .or_else(|| child_ty(n, key));
+                                walk(lc, rc, ty, &mut sub, None)
+                            };
+                            if flags.changed || flags.removed || !sub.is_empty() {
+                                out.add(PathElement::Field(key.to_owned()), flags, sub);
+                            }
+                        });
+                        false
+                    }
                 }
             }
-        },
+        }
         Node::List { item, keys } => match (l.map(View::items), r.map(View::items)) {
             (Some(None), _) | (_, Some(None)) => true,
             (ll, rl) => {
@@ -436,6 +530,7 @@ fn items<'a>(
         v.sort_by(|a, b| a.0.cmp(&b.0));
         v
     };
+    let n = node(item);
     let mut lv = group(lhs);
     let mut rv = group(rhs);
     let run = |v: &[(PathElement, &Value)], i: usize| {
@@ -464,10 +559,10 @@ fn items<'a>(
         let plain = |x: &(PathElement, &'a Value)| View::Plain(x.1);
         let mut sub = Changes::default();
         let flags = match (l.len(), r.len()) {
-            (a, b) if a <= 1 && b <= 1 => walk(
+            (a, b) if a <= 1 && b <= 1 => walk_node(
                 l.first().map(plain),
                 r.first().map(plain),
-                item,
+                &n,
                 &mut sub,
                 None,
             ),
@@ -482,7 +577,7 @@ fn items<'a>(
                 // Several on the left: the right one is added, the
                 // element itself removed.
                 let added = match r.first() {
-                    Some(first) => walk(None, Some(plain(first)), item, &mut sub, None),
+                    Some(first) => walk_node(None, Some(plain(first)), &n, &mut sub, None),
                     None => Flags::NONE,
                 };
                 Flags {
@@ -492,7 +587,7 @@ fn items<'a>(
             }
             _ => {
                 let removed = match l.first() {
-                    Some(first) => walk(Some(plain(first)), None, item, &mut sub, None),
+                    Some(first) => walk_node(Some(plain(first)), None, &n, &mut sub, None),
                     None => Flags::NONE,
                 };
                 Flags {

@@ -170,3 +170,41 @@ fn update_timings() {
     });
     println!("Deployment ~4 KiB create: {:.0} ns", create - clone);
 }
+
+#[test]
+#[ignore = "timing helper; run in release with --ignored --nocapture"]
+fn update_parts_timings() {
+    const N: u32 = 20_000;
+    for (kind, obj) in [
+        ("Secret", secret_1k()),
+        ("Deployment", deployment_4k("nginx")),
+    ] {
+        let r = request(kind, "bench", "2024-05-01T10:00:01Z");
+        let zero = typed::zero_object(r.schema);
+        let filter = r.filter();
+        let walk = time(N, || {
+            std::hint::black_box(changes::changed_paths(&zero, &obj, r.schema, &|k| {
+                filter.keeps_root(k)
+            }));
+        });
+        let cmp = changes::changed_paths(&zero, &obj, r.schema, &|k| filter.keeps_root(k));
+        let set = cmp.changed;
+        let clone = time(N, || {
+            std::hint::black_box(set.clone());
+        });
+        let encode = time(N, || {
+            std::hint::black_box(set.to_fields_v1());
+        });
+        let fields = set.to_fields_v1();
+        let decode = time(N, || {
+            std::hint::black_box(fieldpath::Set::from_fields_v1(&fields).ok());
+        });
+        let to_set = time(N, || {
+            std::hint::black_box(to_field_set(&obj, r.schema, Mode::Lenient).ok());
+        });
+        println!(
+            "{kind}: walk {walk:.0} ns, set clone {clone:.0} ns, encode {encode:.0} ns, \
+             decode {decode:.0} ns, to_field_set {to_set:.0} ns"
+        );
+    }
+}
