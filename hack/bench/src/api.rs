@@ -564,7 +564,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             verdict(get_ratio, GET_VS_BARE_TARGET, &[get, bare_get])
         );
     } else {
-        let _ = writeln!(w, "| skein GET / bare GET | not measured (--only) | ≥ {GET_VS_BARE_TARGET:.1}× | — |");
+        let _ = writeln!(
+            w,
+            "| skein GET / bare GET | not measured (--only) | ≥ {GET_VS_BARE_TARGET:.1}× | — |"
+        );
     }
     let (create, storage) = (cell(Measure::Create), cell(Measure::StorageCreate));
     if both(Measure::Create, Measure::StorageCreate) {
@@ -582,7 +585,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     }
 
     let bare_create = cell(Measure::BareCreate);
-    if both(Measure::BareCreate, Measure::StorageCreate) && both(Measure::Create, Measure::BareCreate) {
+    if both(Measure::BareCreate, Measure::StorageCreate)
+        && both(Measure::Create, Measure::BareCreate)
+    {
         let ceiling = bare_create.rate() / storage.rate();
         let _ = writeln!(
             w,

@@ -25,11 +25,11 @@ use axum::extract::Path as UrlPath;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use bytes::Bytes;
+use skein_apiserver::http::tls;
+use skein_apiserver::pki::{Pki, serving_names};
 use skein_storage::Store;
 use skein_storage::embedded::{EmbeddedOptions, EmbeddedStore};
 use skein_storage::etcd::{EtcdOptions, EtcdStore};
-use skein_apiserver::http::tls;
-use skein_apiserver::pki::{Pki, serving_names};
 
 /// The path the bare server answers GETs on.
 pub const PATH: &str = "/bare";

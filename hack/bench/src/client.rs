@@ -213,7 +213,11 @@ impl Https {
                         anyhow::Ok(sender)
                     })
                     .await?;
-                sender.clone().send_request(request).await.with_context(context)?
+                sender
+                    .clone()
+                    .send_request(request)
+                    .await
+                    .with_context(context)?
             }
             Connections::Http1(pool) => {
                 let request = request
