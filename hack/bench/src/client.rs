@@ -137,6 +137,27 @@ pub struct Reply {
     pub body: Bytes,
 }
 
+impl Reply {
+    /// Reads the whole of `response` to `method path`.
+    async fn read(
+        response: http::Response<hyper::body::Incoming>,
+        method: &Method,
+        path: &str,
+    ) -> anyhow::Result<Reply> {
+        let (parts, incoming) = response.into_parts();
+        let body = incoming
+            .collect()
+            .await
+            .with_context(|| format!("{method} {path}: reading the body"))?
+            .to_bytes();
+        Ok(Reply {
+            status: parts.status,
+            version: parts.version,
+            body,
+        })
+    }
+}
+
 impl Https {
     /// A client for `https://<addr>` with `credentials`, speaking `protocol`.
     pub fn new(
@@ -239,33 +260,15 @@ impl Https {
                 };
                 sender.ready().await.with_context(context)?;
                 let response = sender.send_request(request).await.with_context(context)?;
-                let (parts, incoming) = response.into_parts();
-                let body = incoming
-                    .collect()
-                    .await
-                    .with_context(|| format!("{method} {path}: reading the body"))?
-                    .to_bytes();
+                // The connection is reusable once the body is read.
+                let reply = Reply::read(response, &method, path).await?;
                 if let Ok(mut p) = pool.lock() {
                     p.push(sender);
                 }
-                return Ok(Reply {
-                    status: parts.status,
-                    version: parts.version,
-                    body,
-                });
+                return Ok(reply);
             }
         };
-        let (parts, incoming) = response.into_parts();
-        let body = incoming
-            .collect()
-            .await
-            .with_context(|| format!("{method} {path}: reading the body"))?
-            .to_bytes();
-        Ok(Reply {
-            status: parts.status,
-            version: parts.version,
-            body,
-        })
+        Reply::read(response, &method, path).await
     }
 
     /// [`Https::send`], failing unless the status is `expected`; returns the
