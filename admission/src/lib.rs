@@ -29,9 +29,11 @@ pub mod defaults;
 mod denial;
 mod json;
 mod names;
+pub mod namespace_name;
 pub mod path;
 pub mod placement;
 pub mod selector;
+pub mod serviceaccount;
 pub mod validation;
 
 pub use attributes::{Attributes, GroupVersionKind, GroupVersionResource, Operation, UserInfo};
