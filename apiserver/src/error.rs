@@ -1,5 +1,5 @@
 //! The crate's error type: everything that can stop `skein serve` from
-//! starting. Request-time errors are [`crate::http::status::ApiError`].
+//! starting. Request-time errors are [`crate::status::ApiError`].
 
 use std::path::PathBuf;
 

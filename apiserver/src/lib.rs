@@ -5,7 +5,7 @@
 //!
 //! # Architecture Invariants
 //! - Every HTTP error body is a `metav1.Status`, rendered only by
-//!   [`http::status::ApiError`].
+//!   [`status::ApiError`].
 //! - The server speaks HTTPS only; there is no plain-HTTP listener.
 //! - `store` is the only module that names a storage backend.
 
@@ -24,6 +24,7 @@ pub mod registry;
 pub mod schema;
 pub mod selector;
 pub mod server;
+pub mod status;
 pub mod store;
 pub mod table;
 

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::http::status::ApiError;
+use crate::status::ApiError;
 use crate::registry::{Registry, WriteOptions, resource};
 
 /// The namespaces every cluster has.

@@ -18,7 +18,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use crate::http::status::ApiError;
+use crate::status::ApiError;
 use crate::registry::object::Header;
 use crate::registry::{
     DeleteOptions, FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Propagation, Registry, ResourceInfo,

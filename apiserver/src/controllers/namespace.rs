@@ -7,7 +7,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use crate::http::status::ApiError;
+use crate::status::ApiError;
 use crate::registry::list::ListQuery;
 use crate::registry::watch::{WatchItem, WatchQuery};
 use crate::registry::{

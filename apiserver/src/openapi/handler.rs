@@ -11,7 +11,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use super::{Served, v2_docs, v3_set};
-use crate::http::status::ApiError;
+use crate::status::ApiError;
 
 /// The gnostic protobuf media type of the v2 document
 /// (`client-go/discovery/discovery_client.go: openAPIV2mimePb`).

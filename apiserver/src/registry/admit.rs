@@ -17,7 +17,7 @@ use skein_admission::{
 };
 
 use super::ResourceInfo;
-use crate::http::status::ApiError;
+use crate::status::ApiError;
 
 /// What one admission pass is about.
 pub(crate) struct Request<'a> {

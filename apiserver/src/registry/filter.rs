@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::object;
 use super::resource::ResourceInfo;
-use crate::http::status::ApiError;
+use crate::status::ApiError;
 use crate::selector::{SelectorError, field, fields, label};
 
 /// The selectors of one list or watch.

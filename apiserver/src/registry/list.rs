@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use skein_storage::{Error as StoreError, ListOptions};
 
 use super::{Filter, Registry, ResourceInfo, key, store_error};
-use crate::http::status::ApiError;
+use crate::status::ApiError;
 
 /// What a LIST asked for.
 #[derive(Clone, Debug, Default)]
@@ -189,7 +189,7 @@ fn validate_match(q: &ListQuery) -> Result<(), ApiError> {
             "meta.k8s.io",
             "ListOptions",
             "",
-            vec![crate::http::status::Cause::forbidden(
+            vec![crate::status::Cause::forbidden(
                 "resourceVersionMatch",
                 why,
             )],

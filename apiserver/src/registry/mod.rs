@@ -27,7 +27,7 @@ use skein_admission::allocator::InMemoryAllocator;
 use skein_admission::{Chain, Operation};
 use skein_storage::{Error as StoreError, KeyValue, Store};
 
-use crate::http::status::{ApiError, Cause};
+use crate::status::{ApiError, Cause};
 pub use filter::Filter;
 use object::{meta_str, set_meta};
 pub use resource::ResourceInfo;

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::http::status::Cause;
+use crate::status::Cause;
 
 /// Which name rule a kind uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

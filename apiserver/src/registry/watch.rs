@@ -14,7 +14,7 @@ use skein_storage::{Error as StoreError, EventKind, WatchMessage, WatchStream};
 
 use super::object::Header;
 use super::{Filter, Registry, ResourceInfo, key, list::ListQuery, store_error};
-use crate::http::status::{ApiError, Cause};
+use crate::status::{ApiError, Cause};
 
 /// What a WATCH asked for.
 #[derive(Clone, Debug, Default)]
