@@ -65,6 +65,28 @@ pub(crate) fn pvc_spec(obj: &mut Map<String, Value>) {
     }
 }
 
+/// A PersistentVolumeClaim: `SetDefaults_PersistentVolumeClaim` (status
+/// phase `Pending`) and the spec defaults.
+pub(crate) fn persistent_volume_claim(obj: &mut Map<String, Value>) {
+    pvc_spec(obj);
+    if let Some(status) = ensure_obj(obj, "status") {
+        default_str(status, "phase", "Pending");
+    }
+}
+
+/// `SetDefaults_PersistentVolume`: reclaim policy `Retain` (only the
+/// dynamic provisioner, which Skein does not run, writes `Delete`),
+/// `volumeMode: Filesystem`, status phase `Pending`.
+pub(crate) fn persistent_volume(obj: &mut Map<String, Value>) {
+    if let Some(spec) = ensure_obj(obj, "spec") {
+        default_str(spec, "persistentVolumeReclaimPolicy", "Retain");
+        default_str(spec, "volumeMode", "Filesystem");
+    }
+    if let Some(status) = ensure_obj(obj, "status") {
+        default_str(status, "phase", "Pending");
+    }
+}
+
 /// autoscaling/v2 `SetDefaults_HorizontalPodAutoscaler`: one replica
 /// minimum, 80% CPU when no metric is given, and a given `behavior`
 /// completed with the default scaling rules.

@@ -67,7 +67,8 @@ pub fn apply(group: &str, version: &str, kind: &str, obj: &mut Value, create: bo
         }
         ("", "Service") => service::service(map),
         ("", "Secret") => misc::secret(map),
-        ("", "PersistentVolumeClaim") => misc::pvc_spec(map),
+        ("", "PersistentVolumeClaim") => misc::persistent_volume_claim(map),
+        ("", "PersistentVolume") => misc::persistent_volume(map),
         ("autoscaling", "HorizontalPodAutoscaler") if version == "v1" => misc::hpa_v1(map),
         ("autoscaling", "HorizontalPodAutoscaler") => misc::hpa_v2(map),
         ("networking.k8s.io", "NetworkPolicy") => misc::network_policy(map),

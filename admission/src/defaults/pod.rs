@@ -150,10 +150,11 @@ pub(crate) fn container(c: &mut Map<String, Value>) {
     each_obj_mut(c, "ports", |p| default_str(p, "protocol", "TCP"));
     for probe in ["livenessProbe", "readinessProbe", "startupProbe"] {
         if let Some(p) = obj_mut(c, probe) {
-            default(p, "timeoutSeconds", json!(1));
-            default(p, "periodSeconds", json!(10));
-            default(p, "successThreshold", json!(1));
-            default(p, "failureThreshold", json!(3));
+            // SetDefaults_Probe tests for zero values, so 0 is defaulted too.
+            default_nonzero(p, "timeoutSeconds", 1);
+            default_nonzero(p, "periodSeconds", 10);
+            default_nonzero(p, "successThreshold", 1);
+            default_nonzero(p, "failureThreshold", 3);
             handler(p);
         }
     }
@@ -171,6 +172,18 @@ pub(crate) fn container(c: &mut Map<String, Value>) {
             default_str(f, "apiVersion", "v1");
         }
     });
+}
+
+/// Sets `key` to `value` when it is unset or `0` (Go's zero value).
+fn default_nonzero(m: &mut Map<String, Value>, key: &str, value: i64) {
+    if m.get(key).and_then(Value::as_i64).is_none_or(|n| n == 0) && !is_non_numeric(m.get(key)) {
+        m.insert(key.to_owned(), json!(value));
+    }
+}
+
+/// `true` for a present value that is not a number (left for validation).
+fn is_non_numeric(v: Option<&Value>) -> bool {
+    v.is_some_and(|v| !v.is_null() && !v.is_number())
 }
 
 /// `SetDefaults_HTTPGetAction`: path `/`, scheme `HTTP`.

@@ -278,7 +278,13 @@ pub(super) fn stateful_set(obj: &Value, old: Option<&Value>) -> Vec<Cause> {
     );
     required_selector(&spec, "statefulset", &path, &mut out);
     selector_matches_template(&spec, &path, &mut out);
-    out.extend(pod::template(spec.get("template"), &path.child("template")));
+    // Upstream ValidatePodTemplateSpecForStatefulSet checks the template's
+    // labels and annotations but not its pod spec: a container may mount
+    // one of the claim templates, which are volumes only once the
+    // controller creates the Pods.
+    if let Some(t) = spec.get("template").and_then(Value::as_object) {
+        pod::template_labels(t, &path.child("template"), &mut out);
+    }
     always_restart(&spec, "StatefulSet", &path, &mut out);
     if let Some(old) = old {
         // Upstream ValidateStatefulSetUpdate: only these fields may change.

@@ -3,11 +3,16 @@
 //! validation/validation.go`). Object metadata (name, labels,
 //! annotations) is the registry's and is not checked again here.
 
+mod affinity;
 mod apps;
 mod batch;
 mod config;
+mod container;
 mod other;
 mod pod;
+mod pod_update;
+mod quantity;
+mod security;
 mod service;
 
 use serde_json::{Value, json};

@@ -1,12 +1,15 @@
-//! Pod spec validation (upstream `pkg/apis/core/validation/validation.go`:
-//! `ValidatePodSpec`, `validateContainers`, `validateContainerPorts`,
-//! `ValidatePodTemplateSpec`), a subset: containers, ports, volumes and
-//! their mounts, and the enumerated policy fields.
+//! Pod and pod spec validation (upstream `pkg/apis/core/validation/
+//! validation.go` at release-1.33: `ValidatePodCreate`, `ValidatePodUpdate`,
+//! `ValidatePodTemplateSpec`, `ValidatePodSpec`, `ValidateVolumes` (names),
+//! and the policy fields). Containers are in `container.rs`, scheduling
+//! constraints in `affinity.rs`, security contexts in `security.rs`.
 
 use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
+use super::container::{self, PodContext, Volumes};
+use super::{affinity, security};
 use crate::Cause;
 use crate::json::{arr, str_of};
 use crate::names;
@@ -15,51 +18,95 @@ use crate::selector::validate_labels;
 
 pub(super) const PROTOCOLS: [&str; 3] = ["SCTP", "TCP", "UDP"];
 
-/// A Pod object.
-pub(super) fn pod(obj: &Value, _old: Option<&Value>) -> Vec<Cause> {
+/// A Pod object on create (`old` is `None`) or update.
+pub(super) fn pod(obj: &Value, old: Option<&Value>) -> Vec<Cause> {
     let mut out = Vec::new();
-    match obj.get("spec").and_then(Value::as_object) {
-        Some(spec) => pod_spec(spec, &Path::new("spec"), &mut out),
-        None => out.push(Cause::required("spec.containers", "")),
+    let empty = Map::new();
+    let spec = obj.get("spec").and_then(Value::as_object).unwrap_or(&empty);
+    let path = Path::new("spec");
+    pod_spec(spec, &path, &mut out);
+    for key in ["containers", "initContainers"] {
+        for (i, c) in arr(spec, key).iter().enumerate() {
+            if let Some(c) = c.as_object() {
+                container::only_for_pod(c, &path.child(key).index(i), &mut out);
+            }
+        }
+    }
+    match old {
+        None => {
+            if !arr(spec, "ephemeralContainers").is_empty() {
+                out.push(Cause::forbidden(
+                    path.child("ephemeralContainers"),
+                    "cannot be set on create",
+                ));
+            }
+            if !str_of(spec, "nodeName").is_empty() && !arr(spec, "schedulingGates").is_empty() {
+                out.push(Cause::forbidden(
+                    path.child("nodeName"),
+                    "cannot be set until all schedulingGates have been cleared",
+                ));
+            }
+        }
+        Some(old) => {
+            let old_spec = old.get("spec").and_then(Value::as_object).unwrap_or(&empty);
+            super::pod_update::update(spec, old_spec, &path, &mut out);
+        }
     }
     out
 }
 
 /// A `PodTemplateSpec` at `path` (upstream `ValidatePodTemplateSpec`):
-/// template labels, then the pod spec.
+/// template labels (at `<path>.labels`, as upstream prints the embedded
+/// metadata), the pod spec, and no ephemeral containers.
 pub(super) fn template(t: Option<&Value>, path: &Path) -> Vec<Cause> {
     let mut out = Vec::new();
     let empty = Map::new();
     let t = t.and_then(Value::as_object).unwrap_or(&empty);
+    template_labels(t, path, &mut out);
+    let spec = t.get("spec").and_then(Value::as_object).unwrap_or(&empty);
+    let spec_path = path.child("spec");
+    pod_spec(spec, &spec_path, &mut out);
+    if !arr(spec, "ephemeralContainers").is_empty() {
+        out.push(Cause::forbidden(
+            spec_path.child("ephemeralContainers"),
+            "ephemeral containers not allowed in pod template",
+        ));
+    }
+    out
+}
+
+/// The labels of a pod template, validated at `<path>.labels`.
+pub(super) fn template_labels(t: &Map<String, Value>, path: &Path, out: &mut Vec<Cause>) {
     if let Some(labels) = t
         .get("metadata")
         .and_then(|m| m.get("labels"))
         .and_then(Value::as_object)
     {
-        out.extend(validate_labels(
-            labels,
-            &path.child("metadata").child("labels"),
-        ));
+        out.extend(validate_labels(labels, &path.child("labels")));
     }
-    let spec = t.get("spec").and_then(Value::as_object).unwrap_or(&empty);
-    pod_spec(spec, &path.child("spec"), &mut out);
-    out
 }
 
+/// `ValidatePodSpec`, in upstream's order.
 pub(super) fn pod_spec(spec: &Map<String, Value>, path: &Path, out: &mut Vec<Cause>) {
+    let grace_period = spec
+        .get("terminationGracePeriodSeconds")
+        .and_then(Value::as_i64);
+    if grace_period.is_none() {
+        out.push(Cause::required(
+            path.child("terminationGracePeriodSeconds"),
+            "",
+        ));
+    }
     let volumes = volumes(spec, &path.child("volumes"), out);
-    let mut names = BTreeSet::new();
-    let containers = arr(spec, "containers");
-    if containers.is_empty() {
-        out.push(Cause::required(path.child("containers"), ""));
-    }
-    for key in ["initContainers", "containers"] {
-        for (i, c) in arr(spec, key).iter().enumerate() {
-            if let Some(c) = c.as_object() {
-                container(c, &path.child(key).index(i), &volumes, &mut names, out);
-            }
-        }
-    }
+    let ctx = PodContext {
+        volumes: &volumes,
+        grace_period,
+        restart_policy: str_of(spec, "restartPolicy"),
+    };
+    container::containers(spec, &path.child("containers"), &ctx, out);
+    container::init_containers(spec, &path.child("initContainers"), &ctx, out);
+    container::ephemeral_containers(spec, &path.child("ephemeralContainers"), &ctx, out);
+    host_network_deps(spec, path, out);
     let restart = str_of(spec, "restartPolicy");
     if restart.is_empty() {
         out.push(Cause::required(path.child("restartPolicy"), ""));
@@ -80,13 +127,55 @@ pub(super) fn pod_spec(spec: &Map<String, Value>, path: &Path, out: &mut Vec<Cau
             &["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"],
         ));
     }
-    super::non_negative(
-        spec.get("terminationGracePeriodSeconds"),
-        &path.child("terminationGracePeriodSeconds"),
-        out,
-    );
+    if let Some(ns) = spec.get("nodeSelector").and_then(Value::as_object) {
+        out.extend(validate_labels(ns, &path.child("nodeSelector")));
+    }
+    if let Some(sc) = spec.get("securityContext").and_then(Value::as_object) {
+        security::pod(sc, &path.child("securityContext"), out);
+    }
+    if let Some(a) = spec.get("affinity").and_then(Value::as_object) {
+        affinity::affinity(a, &path.child("affinity"), out);
+    }
+    if dns == "None" && spec.get("dnsConfig").is_none_or(Value::is_null) {
+        out.push(Cause::required(
+            path.child("dnsConfig"),
+            "must provide `dnsConfig` when `dnsPolicy` is None",
+        ));
+    }
+    for (i, gate) in arr(spec, "readinessGates").iter().enumerate() {
+        let ct = gate
+            .get("conditionType")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        for msg in names::qualified_name(ct) {
+            out.push(Cause::invalid(
+                path.child("readinessGates").index(i).child("conditionType"),
+                &json!(ct),
+                msg,
+            ));
+        }
+    }
+    let mut gates = BTreeSet::new();
+    for (i, gate) in arr(spec, "schedulingGates").iter().enumerate() {
+        let name = gate.get("name").and_then(Value::as_str).unwrap_or_default();
+        let p = path.child("schedulingGates").index(i);
+        for msg in names::qualified_name(name) {
+            out.push(Cause::invalid(&p, &json!(name), msg));
+        }
+        if !gates.insert(name) {
+            out.push(Cause::duplicate(&p, &json!(name)));
+        }
+    }
+    for (key, label) in [("serviceAccountName", false), ("nodeName", false)] {
+        let v = str_of(spec, key);
+        if !v.is_empty() && !label {
+            for msg in names::dns1123_subdomain(v) {
+                out.push(Cause::invalid(path.child(key), &json!(v), msg));
+            }
+        }
+    }
     if let Some(n) = spec.get("activeDeadlineSeconds").and_then(Value::as_i64)
-        && n <= 0
+        && !(1..=2_147_483_647).contains(&n)
     {
         out.push(Cause::invalid(
             path.child("activeDeadlineSeconds"),
@@ -94,10 +183,87 @@ pub(super) fn pod_spec(spec: &Map<String, Value>, path: &Path, out: &mut Vec<Cau
             "must be between 1 and 2147483647, inclusive",
         ));
     }
+    for key in ["hostname", "subdomain"] {
+        let v = str_of(spec, key);
+        if !v.is_empty() {
+            for msg in names::dns1123_label(v) {
+                out.push(Cause::invalid(path.child(key), &json!(v), msg));
+            }
+        }
+    }
+    affinity::tolerations(arr(spec, "tolerations"), &path.child("tolerations"), out);
+    let pc = str_of(spec, "priorityClassName");
+    if !pc.is_empty() {
+        for msg in names::dns1123_subdomain(pc) {
+            out.push(Cause::invalid(
+                path.child("priorityClassName"),
+                &json!(pc),
+                msg,
+            ));
+        }
+    }
+    if let Some(pp) = spec.get("preemptionPolicy").and_then(Value::as_str)
+        && !["PreemptLowerPriority", "Never"].contains(&pp)
+    {
+        out.push(Cause::not_supported(
+            path.child("preemptionPolicy"),
+            &json!(pp),
+            &["PreemptLowerPriority", "Never"],
+        ));
+    }
+    if let Some(os) = spec.get("os").and_then(Value::as_object) {
+        let name = str_of(os, "name");
+        if name.is_empty() {
+            out.push(Cause::required(path.child("os").child("name"), ""));
+        } else if !["linux", "windows"].contains(&name) {
+            out.push(Cause::not_supported(
+                path.child("os").child("name"),
+                &json!(name),
+                &["linux", "windows"],
+            ));
+        }
+    }
 }
 
-fn volumes(spec: &Map<String, Value>, path: &Path, out: &mut Vec<Cause>) -> BTreeSet<String> {
-    let mut seen = BTreeSet::new();
+/// `validatePodHostNetworkDeps`: with `hostNetwork`, a set `hostPort`
+/// must equal the `containerPort`.
+fn host_network_deps(spec: &Map<String, Value>, path: &Path, out: &mut Vec<Cause>) {
+    if spec.get("hostNetwork").and_then(Value::as_bool) != Some(true) {
+        return;
+    }
+    for (i, c) in arr(spec, "containers").iter().enumerate() {
+        for (j, port) in c
+            .get("ports")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
+            let hp = port.get("hostPort").and_then(Value::as_i64).unwrap_or(0);
+            let cp = port
+                .get("containerPort")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            if hp != 0 && hp != cp {
+                out.push(Cause::invalid(
+                    path.child("containers")
+                        .index(i)
+                        .child("ports")
+                        .index(j)
+                        .child("hostPort"),
+                    &json!(hp),
+                    "must match `containerPort` when `hostNetwork` is true",
+                ));
+            }
+        }
+    }
+}
+
+/// Volume names (required, RFC 1123 labels, unique); the pod's volumes by
+/// name, each with whether it may back a block device.
+fn volumes(spec: &Map<String, Value>, path: &Path, out: &mut Vec<Cause>) -> Volumes {
+    let mut seen = Volumes::new();
     for (i, v) in arr(spec, "volumes").iter().enumerate() {
         let name = v.get("name").and_then(Value::as_str).unwrap_or_default();
         let p = path.index(i).child("name");
@@ -108,105 +274,16 @@ fn volumes(spec: &Map<String, Value>, path: &Path, out: &mut Vec<Cause>) -> BTre
         for msg in names::dns1123_label(name) {
             out.push(Cause::invalid(&p, &json!(name), msg));
         }
-        if !seen.insert(name.to_owned()) {
+        if seen.contains_key(name) {
             out.push(Cause::duplicate(p, &json!(name)));
+            continue;
         }
+        let block = ["persistentVolumeClaim", "ephemeral"]
+            .iter()
+            .any(|k| v.get(*k).is_some_and(|s| !s.is_null()));
+        seen.insert(name.to_owned(), block);
     }
     seen
-}
-
-fn container(
-    c: &Map<String, Value>,
-    path: &Path,
-    volumes: &BTreeSet<String>,
-    seen: &mut BTreeSet<String>,
-    out: &mut Vec<Cause>,
-) {
-    let name = str_of(c, "name");
-    let name_path = path.child("name");
-    if name.is_empty() {
-        out.push(Cause::required(&name_path, ""));
-    } else {
-        for msg in names::dns1123_label(name) {
-            out.push(Cause::invalid(&name_path, &json!(name), msg));
-        }
-        if !seen.insert(name.to_owned()) {
-            out.push(Cause::duplicate(&name_path, &json!(name)));
-        }
-    }
-    if str_of(c, "image").trim().is_empty() {
-        out.push(Cause::required(path.child("image"), ""));
-    }
-    let mut port_names = BTreeSet::new();
-    for (i, port) in arr(c, "ports").iter().enumerate() {
-        let Some(port) = port.as_object() else {
-            continue;
-        };
-        let p = path.child("ports").index(i);
-        let pname = str_of(port, "name");
-        if !pname.is_empty() {
-            let msgs = names::port_name(pname);
-            if msgs.is_empty() {
-                if !port_names.insert(pname.to_owned()) {
-                    out.push(Cause::duplicate(p.child("name"), &json!(pname)));
-                }
-            } else {
-                for msg in msgs {
-                    out.push(Cause::invalid(p.child("name"), &json!(pname), msg));
-                }
-            }
-        }
-        match port.get("containerPort").and_then(Value::as_i64) {
-            None | Some(0) => out.push(Cause::required(p.child("containerPort"), "")),
-            Some(n) if !names::valid_port(n) => out.push(Cause::invalid(
-                p.child("containerPort"),
-                &json!(n),
-                names::PORT_RANGE_MSG,
-            )),
-            _ => {}
-        }
-        if let Some(n) = port.get("hostPort").and_then(Value::as_i64)
-            && n != 0
-            && !names::valid_port(n)
-        {
-            out.push(Cause::invalid(
-                p.child("hostPort"),
-                &json!(n),
-                names::PORT_RANGE_MSG,
-            ));
-        }
-        protocol(port, &p, out);
-    }
-    for (i, m) in arr(c, "volumeMounts").iter().enumerate() {
-        let p = path.child("volumeMounts").index(i);
-        let vname = m.get("name").and_then(Value::as_str).unwrap_or_default();
-        if vname.is_empty() {
-            out.push(Cause::required(p.child("name"), ""));
-        } else if !volumes.contains(vname) {
-            out.push(Cause::not_found(p.child("name"), &json!(vname)));
-        }
-        if m.get("mountPath")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .is_empty()
-        {
-            out.push(Cause::required(p.child("mountPath"), ""));
-        }
-    }
-    enumerated(
-        c,
-        "imagePullPolicy",
-        &["Always", "IfNotPresent", "Never"],
-        path,
-        out,
-    );
-    enumerated(
-        c,
-        "terminationMessagePolicy",
-        &["File", "FallbackToLogsOnError"],
-        path,
-        out,
-    );
 }
 
 /// `protocol` of a port: required, one of SCTP/TCP/UDP.
@@ -220,20 +297,5 @@ pub(super) fn protocol(port: &Map<String, Value>, path: &Path, out: &mut Vec<Cau
             &json!(proto),
             &PROTOCOLS,
         ));
-    }
-}
-
-fn enumerated(
-    m: &Map<String, Value>,
-    key: &str,
-    allowed: &[&str],
-    path: &Path,
-    out: &mut Vec<Cause>,
-) {
-    let v = str_of(m, key);
-    if v.is_empty() {
-        out.push(Cause::required(path.child(key), ""));
-    } else if !allowed.contains(&v) {
-        out.push(Cause::not_supported(path.child(key), &json!(v), allowed));
     }
 }

@@ -140,8 +140,8 @@ fn containers() {
             "spec.template.spec.containers[1].ports[0].name: Invalid value: \"HTTP\": must contain at least one letter (a-z)",
             "spec.template.spec.containers[1].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive",
             r#"spec.template.spec.containers[1].ports[1].protocol: Unsupported value: "ICMP": supported values: "SCTP", "TCP", "UDP""#,
-            r#"spec.template.spec.containers[2].name: Duplicate value: "b""#,
             r#"spec.template.spec.containers[2].volumeMounts[0].name: Not found: "data""#,
+            r#"spec.template.spec.containers[2].name: Duplicate value: "b""#,
         ]
     );
 }
@@ -416,4 +416,195 @@ fn plugin_denial_and_subresources() {
     }
     attrs.subresource = Some("status".into());
     assert!(Validation.validate(&attrs).is_ok());
+}
+
+fn statefulset(template_spec: Value) -> Value {
+    json!({"metadata": {"name": "alertmanager"}, "spec": {
+        "serviceName": "alertmanager",
+        "selector": {"matchLabels": {"app": "am"}},
+        "template": {"metadata": {"labels": {"app": "am"}}, "spec": template_spec},
+        "volumeClaimTemplates": [{"metadata": {"name": "storage"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]}})
+}
+
+#[test]
+fn statefulset_containers_may_mount_claim_templates() {
+    // The Alertmanager shape: a config volume and the claim template.
+    let sts = statefulset(json!({
+        "containers": [{"name": "am", "image": "prom/alertmanager",
+            "volumeMounts": [{"name": "config", "mountPath": "/etc/am"}, {"name": "storage", "mountPath": "/data"}]}],
+        "volumes": [{"name": "config", "configMap": {"name": "am"}}]}));
+    assert!(check("apps", "StatefulSet", sts, None).is_empty());
+    // As upstream, the pod spec of a StatefulSet template is not validated
+    // (ValidatePodTemplateSpecForStatefulSet); its labels are, at
+    // spec.template.labels.
+    let mut sts = statefulset(json!({"containers": [{"name": "Bad", "image": ""}]}));
+    assert!(check("apps", "StatefulSet", sts.clone(), None).is_empty());
+    sts["spec"]["template"]["metadata"]["labels"]["bad key!"] = json!("x");
+    sts["spec"]["selector"] = json!({"matchLabels": {"app": "am"}});
+    assert_eq!(
+        check("apps", "StatefulSet", sts, None),
+        [
+            "spec.template.labels: Invalid value: \"bad key!\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+        ]
+    );
+    // A Deployment has no claim templates: the same mount is not found.
+    let d = json!({"spec": {"selector": {"matchLabels": {"app": "am"}},
+        "template": {"metadata": {"labels": {"app": "am"}}, "spec": {
+            "containers": [{"name": "am", "image": "x", "volumeMounts": [{"name": "storage", "mountPath": "/data"}]}]}}}});
+    assert_eq!(
+        check("apps", "Deployment", d, None),
+        [r#"spec.template.spec.containers[0].volumeMounts[0].name: Not found: "storage""#]
+    );
+}
+
+fn pod(spec: Value) -> Value {
+    json!({"metadata": {"name": "p"}, "spec": spec})
+}
+
+#[test]
+fn ephemeral_volumes_init_and_sidecar_containers() {
+    let p = pod(json!({
+    "initContainers": [
+        {"name": "init", "image": "busybox", "volumeMounts": [{"name": "scratch", "mountPath": "/s"}]},
+        {"name": "proxy", "image": "envoy", "restartPolicy": "Always",
+         "readinessProbe": {"tcpSocket": {"port": 15000}}},
+    ],
+    "containers": [{"name": "app", "image": "app", "volumeMounts": [{"name": "scratch", "mountPath": "/s"}],
+        "volumeDevices": [{"name": "block", "devicePath": "/dev/xvda"}]}],
+    "volumes": [
+        {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}},
+        {"name": "block", "persistentVolumeClaim": {"claimName": "b"}},
+    ]}));
+    assert!(check("", "Pod", p, None).is_empty());
+    let bad = pod(json!({
+        "initContainers": [
+            {"name": "app", "image": "busybox", "livenessProbe": {"exec": {"command": ["true"]}}},
+            {"name": "side", "image": "x", "restartPolicy": "OnFailure"},
+        ],
+        "containers": [{"name": "app", "image": "app", "restartPolicy": "Always",
+            "volumeDevices": [{"name": "cfg", "devicePath": "/dev/x"}]}],
+        "volumes": [{"name": "cfg", "configMap": {"name": "c"}}]}));
+    assert_eq!(
+        check("", "Pod", bad, None),
+        [
+            r#"spec.containers[0].volumeDevices[0].name: Invalid value: "cfg": can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode"#,
+            "spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers",
+            r#"spec.initContainers[0].name: Duplicate value: "app""#,
+            "spec.initContainers[0].livenessProbe: Forbidden: may not be set for init containers without restartPolicy=Always",
+            r#"spec.initContainers[1].restartPolicy: Unsupported value: "OnFailure": supported values: "Always""#,
+        ]
+    );
+    let ephemeral = pod(json!({"containers": [{"name": "a", "image": "x"}],
+        "ephemeralContainers": [{"name": "debug", "image": "busybox"}]}));
+    assert_eq!(
+        check("", "Pod", ephemeral, None),
+        ["spec.ephemeralContainers: Forbidden: cannot be set on create"]
+    );
+}
+
+#[test]
+fn probes_and_handlers() {
+    let p = pod(json!({"containers": [{"name": "a", "image": "x",
+        "livenessProbe": {"httpGet": {"port": 8080}, "exec": {"command": ["x"]}, "successThreshold": 2, "periodSeconds": -1},
+        "readinessProbe": {"initialDelaySeconds": 1},
+        "startupProbe": {"tcpSocket": {"port": "HTTP"}},
+        "lifecycle": {"preStop": {"sleep": {"seconds": 60}}}}]}));
+    assert_eq!(
+        check("", "Pod", p, None),
+        [
+            "spec.containers[0].lifecycle.preStop.sleep: Invalid value: 60: must be non-negative and less than terminationGracePeriodSeconds (30)",
+            "spec.containers[0].livenessProbe.httpGet: Forbidden: may not specify more than 1 handler type",
+            "spec.containers[0].livenessProbe.periodSeconds: Invalid value: -1: must be greater than or equal to 0",
+            "spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1",
+            "spec.containers[0].readinessProbe: Required value: must specify a handler type",
+            r#"spec.containers[0].startupProbe.tcpSocket.port: Invalid value: "HTTP": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)"#,
+            r#"spec.containers[0].startupProbe.tcpSocket.port: Invalid value: "HTTP": must contain at least one letter (a-z)"#,
+        ]
+    );
+}
+
+#[test]
+fn env_and_env_from() {
+    let p = pod(json!({"containers": [{"name": "a", "image": "x",
+        "env": [
+            {"name": "GOOD.name-1", "value": "v"},
+            {"name": "1_STARTS_WITH_DIGIT", "value": "ok in 1.33"},
+            {"name": "A=B"},
+            {"name": ""},
+            {"name": "X", "value": "v", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+            {"name": "Y", "valueFrom": {}},
+            {"name": "Z", "valueFrom": {"fieldRef": {"fieldPath": "spec.restartPolicy"}}},
+            {"name": "W", "valueFrom": {"secretKeyRef": {"name": "s", "key": "a b"}}},
+        ],
+        "envFrom": [{"prefix": "P=", "configMapRef": {"name": "c"}}, {}]}]}));
+    assert_eq!(
+        check("", "Pod", p, None),
+        [
+            r#"spec.containers[0].env[2].name: Invalid value: "A=B": a valid environment variable name must consist only of printable ASCII characters other than '='"#,
+            "spec.containers[0].env[3].name: Required value",
+            r#"spec.containers[0].env[4].valueFrom: Invalid value: "": may not be specified when `value` is not empty"#,
+            "spec.containers[0].env[5].valueFrom: Invalid value: \"\": must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`",
+            r#"spec.containers[0].env[6].valueFrom.fieldRef.fieldPath: Unsupported value: "spec.restartPolicy": supported values: "metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName", "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs""#,
+            "spec.containers[0].env[7].valueFrom.secretKeyRef.key: Invalid value: \"a b\": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
+            r#"spec.containers[0].envFrom[0].prefix: Invalid value: "P=": a valid environment variable name must consist only of printable ASCII characters other than '='"#,
+            "spec.containers[0].envFrom: Invalid value: \"\": must specify one of: `configMapRef` or `secretRef`",
+        ]
+    );
+}
+
+#[test]
+fn resources() {
+    let p = pod(
+        json!({"containers": [{"name": "a", "image": "x", "resources": {
+        "limits": {"cpu": "500m", "memory": "128Mi", "example.com/gpu": "1"},
+        "requests": {"cpu": "1", "memory": "-1", "example.com/gpu": "2", "disk": "1"}}}]}),
+    );
+    assert_eq!(
+        check("", "Pod", p, None),
+        [
+            r#"spec.containers[0].resources.requests[cpu]: Invalid value: "1": must be less than or equal to cpu limit of 500m"#.replace("requests[cpu]", "requests"),
+            r#"spec.containers[0].resources.requests[disk]: Invalid value: "disk": must be a standard resource for containers"#.to_owned(),
+            r#"spec.containers[0].resources.requests: Invalid value: "2": must be equal to example.com/gpu limit of 1"#.to_owned(),
+            r#"spec.containers[0].resources.requests[memory]: Invalid value: "-1": must be greater than or equal to 0"#.to_owned(),
+        ]
+    );
+    // Requests default from limits; equal values pass, as do canonical
+    // equivalents.
+    let ok = pod(
+        json!({"containers": [{"name": "a", "image": "x", "resources": {
+        "limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "1000m", "memory": "1024Mi"}}}]}),
+    );
+    assert!(check("", "Pod", ok, None).is_empty());
+}
+
+#[test]
+fn affinity_tolerations_security() {
+    let p = pod(json!({"containers": [{"name": "a", "image": "x",
+            "securityContext": {"runAsUser": -1, "allowPrivilegeEscalation": false, "privileged": true}}],
+        "securityContext": {"seccompProfile": {"type": "Localhost"}, "sysctls": [{"name": "Net.Bad"}]},
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "zone", "operator": "Equals", "values": ["a"]},
+                                  {"key": "disk", "operator": "In"}]}]},
+            "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 0, "preference": {}}]},
+            "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {"matchLabels": {"app": "a"}}}]}},
+        "tolerations": [{"operator": "Equal", "value": "x"}, {"key": "k", "operator": "Exists", "value": "v", "tolerationSeconds": 5}]}));
+    assert_eq!(
+        check("", "Pod", p, None),
+        [
+            "spec.containers[0].securityContext.runAsUser: Invalid value: -1: must be between 0 and 2147483647, inclusive",
+            r#"spec.containers[0].securityContext: Invalid value: {"allowPrivilegeEscalation":false,"privileged":true,"runAsUser":-1}: cannot set `allowPrivilegeEscalation` to false and `privileged` to true"#,
+            "spec.securityContext.sysctls[0].name: Invalid value: \"Net.Bad\": must have at most 253 characters and match regex ^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$",
+            "spec.securityContext.seccompProfile.localhostProfile: Required value: must be set when seccomp type is Localhost",
+            r#"spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator: Invalid value: "Equals": not a valid selector operator"#,
+            "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[1].values: Required value: must be specified when `operator` is 'In' or 'NotIn'",
+            "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid value: 0: must be in the range 1-100",
+            "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey: Required value: can not be empty",
+            "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey: Invalid value: \"\": name part must be non-empty",
+            "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey: Invalid value: \"\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+            "spec.tolerations[0].operator: Invalid value: \"Equal\": operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
+            r#"spec.tolerations[1].effect: Invalid value: "": effect must be 'NoExecute' when `tolerationSeconds` is set"#,
+            r#"spec.tolerations[1].operator: Invalid value: "v": value must be empty when `operator` is 'Exists'"#,
+        ]
+    );
 }
