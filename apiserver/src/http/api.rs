@@ -81,6 +81,9 @@ async fn resource_call(state: AppState, call: Call, p: ResourcePath) -> Result<R
     {
         return self_subject_review(&call);
     }
+    if p.group.is_empty() && p.version == "v1" && p.resource == "bindings" && p.name.is_none() {
+        return super::subresource::binding::legacy(&state, &call, p.namespace.as_deref()).await;
+    }
     let Some(res) = resource::find(&p.group, &p.version, &p.resource) else {
         return Err(ApiError::path_not_found());
     };
@@ -145,6 +148,12 @@ async fn resource_call(state: AppState, call: Call, p: ResourcePath) -> Result<R
                 &call.body,
             )
             .await
+        }
+        (_, Some(name), Some(sub))
+            if !matches!(sub, "status" | "scale")
+                && crate::registry::subresource::find(res, sub).is_some() =>
+        {
+            super::subresource::handle(&state, &call, res, ns, name, sub).await
         }
         (_, _, Some(_)) => Err(ApiError::path_not_found()),
         _ => Err(ApiError::method_not_allowed()),

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::status::ApiError;
 use crate::registry::resource::{self, GROUP_ORDER, ResourceInfo};
+use crate::registry::subresource;
 
 /// A group/version and its resources, in discovery order.
 struct GroupVersion {
@@ -58,13 +59,19 @@ fn api_version(group: &str, version: &str) -> String {
 
 /// Virtual resources served by handlers rather than storage.
 fn virtual_resources(group: &str) -> Vec<Value> {
-    match group {
+    let served_here = subresource::virtual_resources(group, "v1").into_iter().map(|v| {
+        json!({"name": v.plural, "singularName": v.singular, "namespaced": v.namespaced,
+            "kind": v.kind, "verbs": v.verbs})
+    });
+    let mut out: Vec<Value> = served_here.collect();
+    out.extend(match group {
         "authentication.k8s.io" => vec![json!({
             "name": "selfsubjectreviews", "singularName": "selfsubjectreview", "namespaced": false,
             "kind": "SelfSubjectReview", "verbs": ["create"]
         })],
         _ => vec![],
-    }
+    });
+    out
 }
 
 fn legacy_resources(r: &ResourceInfo) -> Vec<Value> {
@@ -86,29 +93,30 @@ fn legacy_resources(r: &ResourceInfo) -> Vec<Value> {
             o.remove("categories");
         }
     }
-    if r.scale.is_some() {
-        out.push(json!({"name": format!("{}/scale", r.plural), "singularName": "", "namespaced": r.namespaced,
-            "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]}));
-    }
-    if r.status {
-        out.push(json!({"name": format!("{}/status", r.plural), "singularName": "", "namespaced": r.namespaced,
-            "kind": r.kind, "verbs": ["get", "patch", "update"]}));
+    for s in subresource::of(r) {
+        let mut v = json!({"name": format!("{}/{}", r.plural, s.name), "singularName": "",
+            "namespaced": r.namespaced});
+        if let (Some((g, ver)), Some(o)) = (s.group_version, v.as_object_mut()) {
+            o.insert("group".into(), json!(g));
+            o.insert("version".into(), json!(ver));
+        }
+        v["kind"] = json!(s.kind);
+        v["verbs"] = json!(s.verbs);
+        out.push(v);
     }
     out
 }
 
 fn aggregated_resource(r: &ResourceInfo) -> Value {
-    let mut subresources = Vec::new();
-    if r.scale.is_some() {
-        subresources.push(json!({"subresource": "scale",
-            "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
-            "verbs": ["get", "patch", "update"]}));
-    }
-    if r.status {
-        subresources.push(json!({"subresource": "status",
-            "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
-            "verbs": ["get", "patch", "update"]}));
-    }
+    let subresources: Vec<Value> = subresource::of(r)
+        .iter()
+        .map(|s| {
+            let (group, version) = s.group_version_of(r);
+            json!({"subresource": s.name,
+                "responseKind": {"group": group, "version": version, "kind": s.kind},
+                "verbs": s.verbs})
+        })
+        .collect();
     let mut v = json!({
         "resource": r.plural,
         "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
@@ -136,8 +144,9 @@ fn aggregated_virtual(group: &str) -> Vec<Value> {
     virtual_resources(group)
         .into_iter()
         .map(|r| {
+            let scope = if r["namespaced"] == true { "Namespaced" } else { "Cluster" };
             json!({"resource": r["name"], "responseKind": {"group": group, "version": "v1", "kind": r["kind"]},
-                "scope": "Cluster", "singularResource": r["singularName"], "verbs": r["verbs"]})
+                "scope": scope, "singularResource": r["singularName"], "verbs": r["verbs"]})
         })
         .collect()
 }
@@ -207,6 +216,8 @@ fn aggregated_item(name: &str, gvs: &[&GroupVersion]) -> Value {
                 .map(|r| aggregated_resource(r))
                 .collect();
             resources.extend(aggregated_virtual(gv.group));
+            // Upstream lists resources sorted by name.
+            resources.sort_by(|a, b| a["resource"].as_str().cmp(&b["resource"].as_str()));
             json!({"version": gv.version, "resources": resources, "freshness": "Current"})
         })
         .collect();
@@ -277,6 +288,8 @@ pub fn group_version(group: &str, version: &str) -> Response {
         .flat_map(|r| legacy_resources(r))
         .collect();
     resources.extend(virtual_resources(group));
+    // Upstream lists resources (and subresources after them) sorted by name.
+    resources.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
     json_response(&json!({"kind": "APIResourceList", "apiVersion": "v1",
         "groupVersion": api_version(group, version), "resources": resources}))
 }

@@ -14,6 +14,7 @@ pub mod query;
 pub mod routes;
 pub mod scale;
 pub mod status;
+pub mod subresource;
 pub mod tls;
 pub mod version;
 pub mod watch;

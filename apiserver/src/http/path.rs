@@ -69,6 +69,9 @@ pub fn parse(path: &str) -> Option<ApiPath> {
         [r] => (*r, None, None),
         [r, n] => (*r, Some(*n), None),
         [r, n, s] => (*r, Some(*n), Some(*s)),
+        // `…/{name}/proxy/{path…}`: the proxied path is not needed, as no
+        // backend is ever reached (see `subresource::proxy`).
+        [r, n, "proxy", ..] => (*r, Some(*n), Some("proxy")),
         _ => return None,
     };
     Some(ApiPath::Resource(ResourcePath {
@@ -131,6 +134,14 @@ mod tests {
         );
         assert_eq!(parse("/api/v1/pods"), res("", None, "pods", None, None));
         assert_eq!(parse("/api/v1/a/b/c/d"), None);
+        assert_eq!(
+            parse("/api/v1/namespaces/x/services/web:80/proxy/healthz/deep"),
+            res("", Some("x"), "services", Some("web:80"), Some("proxy"))
+        );
+        assert_eq!(
+            parse("/api/v1/nodes/n1/proxy/metrics"),
+            res("", None, "nodes", Some("n1"), Some("proxy"))
+        );
         assert_eq!(parse("/api//v1"), None);
     }
 }

@@ -17,6 +17,7 @@ pub mod managed;
 pub mod object;
 pub mod resource;
 pub mod strategy;
+pub mod subresource;
 pub mod validation;
 pub mod watch;
 
