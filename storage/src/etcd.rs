@@ -6,9 +6,15 @@
 //!   (create) or `mod_revision` (update, delete); the else branch reads the
 //!   key so a failure can say NotFound or Conflict with the current revision.
 //! - Lists are pinned to one revision: a page read at the latest revision
-//!   reports it, and the caller passes it back for the next page.
-//! - Watches ask for previous values and progress notifications; etcd's
-//!   compaction cancel becomes [`Error::Compacted`].
+//!   reports it, and the caller passes it back for the next page. Inside
+//!   one `list`, a range is read from etcd in pages at that revision
+//!   ([`pager`]), so no list is too big for one gRPC response.
+//! - Responses may be as large as [`EtcdOptions::max_response_bytes`]
+//!   (by default `i32::MAX`, as etcd's Go client that kube-apiserver uses;
+//!   gRPC's own default of 4 MiB would fail any list over 4 MiB).
+//! - Watches ask for previous values, progress notifications and
+//!   fragmented responses (a catch-up batch of many large events arrives
+//!   in pieces); etcd's compaction cancel becomes [`Error::Compacted`].
 //! - Several endpoints share one balanced channel, so the client keeps
 //!   working while a minority of a cluster is down.
 
@@ -28,6 +34,16 @@ use crate::{
     WatchMessage, WatchStream, prefix_end,
 };
 
+pub mod pager;
+
+/// The default receive limit: etcd's Go client default (`math.MaxInt32`),
+/// which kube-apiserver runs with.
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = i32::MAX as usize;
+
+/// How often a list at the latest revision starts over when compaction
+/// overtakes the revision its first page fixed.
+const LATEST_READ_ATTEMPTS: usize = 3;
+
 /// How to reach etcd.
 #[derive(Clone, Debug)]
 pub struct EtcdOptions {
@@ -43,6 +59,10 @@ pub struct EtcdOptions {
     pub progress_interval: Duration,
     /// Keep about this much history; `None` leaves compaction to others.
     pub retain_history: Option<Duration>,
+    /// The largest gRPC response the client accepts (ranges, watches).
+    /// Lists read in pages sized to a quarter of it (at most 8 MiB), so it
+    /// bounds one response, not a list.
+    pub max_response_bytes: usize,
 }
 
 impl Default for EtcdOptions {
@@ -54,6 +74,7 @@ impl Default for EtcdOptions {
             connect_timeout: Duration::from_secs(5),
             progress_interval: Duration::from_secs(5),
             retain_history: Some(crate::compactor::DEFAULT_RETAIN),
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
         }
     }
 }
@@ -61,6 +82,8 @@ impl Default for EtcdOptions {
 /// A [`Store`] on etcd.
 pub struct EtcdStore {
     client: Client,
+    /// The KV client with the raised receive limit.
+    kv_client: etcd_client::KvClient,
     opts: EtcdOptions,
     compactor: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
@@ -83,8 +106,12 @@ impl EtcdStore {
         .await
         .map_err(|_| unreachable_etcd(&endpoints, "connect timed out"))?
         .map_err(|e| unreachable_etcd(&endpoints, &e.to_string()))?;
+        let kv_client = client
+            .kv_client()
+            .max_decoding_message_size(opts.max_response_bytes);
         let store = Arc::new(EtcdStore {
             client,
+            kv_client,
             opts,
             compactor: std::sync::Mutex::new(None),
         });
@@ -103,12 +130,23 @@ impl EtcdStore {
         format!("{}{}", self.opts.prefix, key)
     }
 
-    fn kv(&self, kv: &etcd_client::KeyValue) -> Result<KeyValue> {
-        let key = std::str::from_utf8(kv.key())
+    /// A key as etcd returned it, without the store's prefix.
+    fn strip<'k>(&self, key: &'k [u8]) -> Result<&'k str> {
+        let key = std::str::from_utf8(key)
             .map_err(|_| Error::Unavailable("etcd returned a non-UTF-8 key".into()))?;
-        let key = key.strip_prefix(self.opts.prefix.as_str()).unwrap_or(key);
+        Ok(key.strip_prefix(self.opts.prefix.as_str()).unwrap_or(key))
+    }
+
+    /// A watch client with the raised receive limit.
+    fn watch_client(&self) -> etcd_client::WatchClient {
+        self.client
+            .watch_client()
+            .max_decoding_message_size(self.opts.max_response_bytes)
+    }
+
+    fn kv(&self, kv: &etcd_client::KeyValue) -> Result<KeyValue> {
         Ok(KeyValue {
-            key: key.to_owned(),
+            key: self.strip(kv.key())?.to_owned(),
             value: Bytes::copy_from_slice(kv.value()),
             create_revision: kv.create_revision(),
             mod_revision: kv.mod_revision(),
@@ -137,12 +175,22 @@ impl EtcdStore {
         F: Fn(etcd_client::KvClient) -> Fut,
         Fut: std::future::Future<Output = std::result::Result<T, etcd_client::Error>>,
     {
+        self.kv_try(retry, f).await.map_err(Failure::into_error)
+    }
+
+    /// [`EtcdStore::kv_call`], keeping etcd's error for callers that act on
+    /// it.
+    async fn kv_try<T, F, Fut>(&self, retry: Retry, f: F) -> std::result::Result<T, Failure>
+    where
+        F: Fn(etcd_client::KvClient) -> Fut,
+        Fut: std::future::Future<Output = std::result::Result<T, etcd_client::Error>>,
+    {
         let deadline = tokio::time::Instant::now() + self.opts.request_timeout;
         let mut backoff = Duration::from_millis(5);
         loop {
-            let attempt = tokio::time::timeout_at(deadline, f(self.client.kv_client())).await;
+            let attempt = tokio::time::timeout_at(deadline, f(self.kv_client.clone())).await;
             match attempt {
-                Err(_) => return Err(Error::Unavailable("etcd request timed out".into())),
+                Err(_) => return Err(Failure::TimedOut),
                 Ok(Ok(v)) => return Ok(v),
                 Ok(Err(e))
                     if retry.allows(&e) && tokio::time::Instant::now() + backoff < deadline =>
@@ -151,7 +199,7 @@ impl EtcdStore {
                     tokio::time::sleep(backoff).await;
                     backoff = (backoff * 2).min(Duration::from_millis(200));
                 }
-                Ok(Err(e)) => return Err(map_err(e)),
+                Ok(Err(e)) => return Err(Failure::Etcd(e)),
             }
         }
     }
@@ -169,6 +217,23 @@ impl EtcdStore {
                 expected,
                 current,
             },
+        }
+    }
+}
+
+/// Why a KV call failed, before it becomes an [`Error`].
+enum Failure {
+    /// etcd or the transport answered with an error.
+    Etcd(etcd_client::Error),
+    /// No answer within the request timeout.
+    TimedOut,
+}
+
+impl Failure {
+    fn into_error(self) -> Error {
+        match self {
+            Failure::Etcd(e) => map_err(e),
+            Failure::TimedOut => Error::Unavailable("etcd request timed out".into()),
         }
     }
 }
@@ -261,61 +326,22 @@ impl Store for EtcdStore {
     }
 
     async fn list(&self, prefix: &str, opts: ListOptions) -> Result<ListResult> {
-        let full_prefix = self.full(prefix);
-        let mut start = full_prefix.clone().into_bytes();
-        if let Some(after) = &opts.start_after {
-            let mut after = self.full(after).into_bytes();
-            after.push(0);
-            if after > start {
-                start = after;
+        // A read at the latest revision is free to pick another one: if
+        // compaction overtakes the revision its first page fixed (only
+        // possible when history is kept for less than the read takes, or
+        // someone compacts at the head), it starts over at the new head.
+        let mut attempt = 1;
+        loop {
+            let read = pager::RangeRead::new(self, prefix, &opts);
+            match read.run(self).await {
+                Err(Error::Compacted { .. })
+                    if opts.at_revision == 0 && attempt < LATEST_READ_ATTEMPTS =>
+                {
+                    attempt += 1;
+                }
+                result => return result,
             }
         }
-        // The empty full prefix means "every key": etcd spells that "\0".
-        let end = prefix_end(&full_prefix).unwrap_or_else(|| vec![0]);
-        let mut get = GetOptions::new().with_range(end);
-        if opts.limit > 0 {
-            get = get.with_limit(opts.limit as i64);
-        }
-        if opts.at_revision > 0 {
-            get = get.with_revision(opts.at_revision);
-        }
-        let read = |mut kv: etcd_client::KvClient| {
-            let (start, get) = (start.clone(), get.clone());
-            async move { kv.get(start, Some(get)).await }
-        };
-        let resp = match self.kv_call(Retry::Read, read).await {
-            Ok(resp) => resp,
-            Err(Error::Compacted { .. }) => {
-                let compacted = self.compacted_revision().await.unwrap_or(0);
-                return Err(Error::Compacted {
-                    requested: opts.at_revision,
-                    compacted,
-                });
-            }
-            Err(Error::FutureRevision { .. }) => {
-                let current = self.current_revision().await.unwrap_or(0);
-                return Err(Error::FutureRevision {
-                    requested: opts.at_revision,
-                    current,
-                });
-            }
-            Err(e) => return Err(e),
-        };
-        let revision = if opts.at_revision > 0 {
-            opts.at_revision
-        } else {
-            header_revision(resp.header())?
-        };
-        let items = resp
-            .kvs()
-            .iter()
-            .map(|kv| self.kv(kv))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(ListResult {
-            items,
-            revision,
-            more: resp.more(),
-        })
     }
 
     async fn create(&self, key: &str, value: &[u8]) -> Result<KeyValue> {
@@ -409,8 +435,9 @@ impl Store for EtcdStore {
             .with_range(end)
             .with_start_revision(after.saturating_add(1).max(1))
             .with_prev_key()
-            .with_progress_notify();
-        let mut client = self.client.clone();
+            .with_progress_notify()
+            .with_fragment();
+        let mut client = self.watch_client();
         let stream = self.call(client.watch(full_prefix, Some(options))).await?;
         let (mut sender, mut responses) = stream.split();
         // The first response confirms the watch, or says it was compacted.
@@ -513,7 +540,7 @@ impl EtcdStore {
     /// The compaction point, found the way etcd reports it: a watch from
     /// revision 1 is cancelled with the compact revision.
     async fn compacted_revision(&self) -> Result<Revision> {
-        let mut client = self.client.clone();
+        let mut client = self.watch_client();
         let options = WatchOptions::new().with_start_revision(1);
         let stream = self
             .call(client.watch(self.full("\u{0}compaction-probe"), Some(options)))
