@@ -25,6 +25,8 @@ use skein_admission::allocator::{
     self, DEFAULT_NODE_PORTS, DEFAULT_SERVICE_CIDR, InMemoryAllocator, ServiceAllocation,
 };
 use skein_admission::defaults::Defaults;
+use skein_admission::namespace_name::NamespaceName;
+use skein_admission::serviceaccount::{ServiceAccountAdmission, ServiceAccountLookup};
 use skein_admission::placement::PlacementValidation;
 use skein_admission::validation::Validation;
 
@@ -77,10 +79,38 @@ pub fn build(config: &AdmissionConfig) -> Result<Admission, String> {
     )?);
     let chain = Chain::new()
         .with_mutator(Arc::new(Defaults))
+        .with_mutator(Arc::new(NamespaceName))
         .with_mutator(Arc::new(ServiceAllocation::new(services.clone())))
         .with_validator(Arc::new(Validation))
         .with_validator(Arc::new(PlacementValidation));
     Ok(Admission { chain, services })
+}
+
+/// Adds the `ServiceAccount` plugin (mutator after the others, validator
+/// after the others), reading accounts from `accounts`.
+pub fn with_service_accounts(
+    mut admission: Admission,
+    accounts: Arc<dyn ServiceAccountLookup>,
+) -> Admission {
+    let suffix: Arc<dyn Fn() -> String + Send + Sync> = Arc::new(name_suffix);
+    let plugin = Arc::new(ServiceAccountAdmission::new(accounts, suffix));
+    admission.chain = admission
+        .chain
+        .with_mutator(plugin.clone())
+        .with_validator(plugin);
+    admission
+}
+
+/// Upstream's `SimpleNameGenerator` suffix: 5 characters from its
+/// alphabet (no vowels, no look-alikes).
+fn name_suffix() -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    uuid::Uuid::new_v4()
+        .as_bytes()
+        .iter()
+        .take(5)
+        .map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()]))
+        .collect()
 }
 
 /// Marks the cluster IPs and node ports the stored `services` hold
@@ -138,7 +168,7 @@ mod tests {
         let adm = build(&AdmissionConfig::default()).unwrap();
         assert_eq!(
             format!("{:?}", adm.chain),
-            r#"Chain { mutators: ["Defaults", "ServiceIPAllocation"], validators: ["Validation", "PlacementAnnotations"] }"#
+            r#"Chain { mutators: ["Defaults", "NamespaceMetadataName", "ServiceIPAllocation"], validators: ["Validation", "PlacementAnnotations"] }"#
         );
         let mut a =
             service_attrs(json!({"metadata": {"name": "web"}, "spec": {"ports": [{"port": 80}]}}));

@@ -75,6 +75,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             return Err(anyhow::anyhow!("admission: {e}"));
         }
     };
+    let accounts = crate::controllers::account_cache::AccountCache::new();
+    let admission = crate::admission::with_service_accounts(admission, accounts.clone());
     let allocator = admission.services.clone();
     let registry = crate::registry::Registry::new(store.clone()).with_admission(admission);
     let state = AppState::with_registry(store.clone(), registry);
@@ -95,6 +97,12 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         ));
     }
     crate::controllers::spawn_all(&state.registry);
+    let (cidr, bind) = (&config.service_cluster_ip_range, config.bind_address);
+    let pem = &pki.ca.cert_pem;
+    match crate::controllers::Cluster::new(cidr, bind, local.port(), pem, accounts) {
+        Ok(cluster) => crate::controllers::start_cluster(&state.registry, cluster).await,
+        Err(e) => tracing::warn!(error = %e, "not creating the kubernetes service"),
+    }
     let mut app = http::app(state.clone());
     if let Some(tokens) = tokens {
         // Outside the router's authn layer, which looks it up per request.

@@ -1,33 +1,199 @@
-//! Objects that exist from the first start: the `default`, `kube-system`,
-//! `kube-public` and `kube-node-lease` namespaces.
+//! Objects that exist from the first start, as kube-apiserver's bootstrap
+//! creates them (idempotent; run before serving):
+//! - the `default`, `kube-system`, `kube-public` and `kube-node-lease`
+//!   namespaces, and the `kubernetes.io/metadata.name` label on every
+//!   namespace stored without it (written before the label existed);
+//! - the `system-node-critical` and `system-cluster-critical`
+//!   PriorityClasses;
+//! - the RBAC bootstrap roles users see first: `cluster-admin` (and its
+//!   binding to `system:masters`), `admin`, `edit` and `view` with their
+//!   aggregation rules.
+//!
+//! Existing objects are left as they are (upstream reconciles the RBAC
+//! defaults marked `autoupdate`; see the module docs of `controllers`).
 
-use serde_json::json;
+use serde_json::{Value, json};
+use skein_admission::namespace_name::{self, LABEL};
 
+use crate::registry::list::ListQuery;
+use crate::registry::{Registry, Target, WriteOptions, object, resource};
 use crate::status::ApiError;
-use crate::registry::{Registry, WriteOptions, resource};
 
 /// The namespaces every cluster has.
 pub const SYSTEM_NAMESPACES: &[&str] =
     &["default", "kube-system", "kube-public", "kube-node-lease"];
 
-/// Creates the system namespaces that are missing. Idempotent.
-pub async fn ensure(registry: &Registry) -> Result<(), ApiError> {
-    let Some(namespaces) = resource::find("", "v1", "namespaces") else {
-        return Ok(());
-    };
-    let opts = WriteOptions {
+/// The PriorityClasses every cluster has: name, value, description.
+pub const SYSTEM_PRIORITY_CLASSES: &[(&str, i64, &str)] = &[
+    (
+        "system-node-critical",
+        2_000_001_000,
+        "Used for system critical pods that must not be moved from their current node.",
+    ),
+    (
+        "system-cluster-critical",
+        2_000_000_000,
+        "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.",
+    ),
+];
+
+/// The field manager kube-apiserver's own writes carry.
+const MANAGER: &str = "kube-apiserver";
+
+fn opts() -> WriteOptions {
+    WriteOptions {
         dry_run: false,
-        field_manager: "skein".into(),
+        field_manager: MANAGER.into(),
         ..WriteOptions::default()
-    };
+    }
+}
+
+/// Creates everything that is missing. Idempotent.
+///
+/// # Errors
+///
+/// A read or write failed.
+pub async fn ensure(registry: &Registry) -> Result<(), ApiError> {
     for name in SYSTEM_NAMESPACES {
         let obj = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-        let obj = (namespaces.normalize)(obj).map_err(|e| ApiError::internal(e.to_string()))?;
-        match registry.create(namespaces, "", obj, &opts).await {
-            Ok(_) => tracing::info!(namespace = name, "created system namespace"),
-            Err(e) if e.reason() == "AlreadyExists" => {}
+        create(registry, "", "v1", "namespaces", obj).await?;
+    }
+    label_namespaces(registry).await?;
+    for (name, value, description) in SYSTEM_PRIORITY_CLASSES {
+        let obj = json!({
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": name},
+            "value": value,
+            "description": description,
+            "preemptionPolicy": "PreemptLowerPriority",
+        });
+        create(registry, "scheduling.k8s.io", "v1", "priorityclasses", obj).await?;
+    }
+    for role in cluster_roles() {
+        create(registry, RBAC, "v1", "clusterroles", role).await?;
+    }
+    create(
+        registry,
+        RBAC,
+        "v1",
+        "clusterrolebindings",
+        cluster_admin_binding(),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Creates `obj` (cluster-scoped) unless it exists.
+async fn create(
+    registry: &Registry,
+    group: &str,
+    version: &str,
+    plural: &str,
+    obj: Value,
+) -> Result<(), ApiError> {
+    let Some(res) = resource::find(group, version, plural) else {
+        return Ok(());
+    };
+    let name = object::name(&obj).to_string();
+    if registry.get(res, "", &name).await.is_ok() {
+        return Ok(());
+    }
+    let obj = (res.normalize)(obj).map_err(|e| ApiError::internal(e.to_string()))?;
+    match registry.create(res, "", obj, &opts()).await {
+        Ok(_) => {
+            tracing::info!(resource = res.plural, name, "created bootstrap object");
+            Ok(())
+        }
+        Err(e) if e.reason() == "AlreadyExists" => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Adds the `kubernetes.io/metadata.name` label to namespaces stored
+/// without it (upstream's defaulting shows it on every read).
+async fn label_namespaces(registry: &Registry) -> Result<(), ApiError> {
+    let Some(res) = resource::find("", "v1", "namespaces") else {
+        return Ok(());
+    };
+    let page = registry.list(res, None, &ListQuery::default()).await?;
+    for ns in page.items {
+        let name = object::name(&ns).to_string();
+        if object::labels(&ns).get(LABEL) == Some(&name) {
+            continue;
+        }
+        let result = registry
+            .update_with(res, "", &name, Target::Main, &opts(), |current| {
+                let mut next = current.clone();
+                namespace_name::label(&mut next, &name);
+                Ok(next)
+            })
+            .await;
+        match result {
+            Ok(_) => {}
+            Err(e) if e.reason() == "NotFound" => {}
             Err(e) => return Err(e),
         }
     }
     Ok(())
+}
+
+const RBAC: &str = "rbac.authorization.k8s.io";
+const AGGREGATE_TO: &str = "rbac.authorization.k8s.io/aggregate-to-";
+
+/// Upstream's metadata of bootstrap RBAC objects.
+fn rbac_meta(name: &str, extra_labels: &[(&str, &str)]) -> Value {
+    let mut labels = serde_json::Map::new();
+    labels.insert("kubernetes.io/bootstrapping".into(), json!("rbac-defaults"));
+    for (k, v) in extra_labels {
+        labels.insert((*k).into(), json!(v));
+    }
+    json!({
+        "name": name,
+        "labels": labels,
+        "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"},
+    })
+}
+
+fn aggregated(name: &str, selects: &str, extra_labels: &[(&str, &str)]) -> Value {
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": rbac_meta(name, extra_labels),
+        "aggregationRule": {"clusterRoleSelectors": [
+            {"matchLabels": {format!("{AGGREGATE_TO}{selects}"): "true"}}
+        ]},
+    })
+}
+
+/// `cluster-admin`, `admin`, `edit`, `view` as upstream's bootstrap policy
+/// defines them (`edit` aggregates into `admin`, `view` into `edit`).
+pub fn cluster_roles() -> Vec<Value> {
+    let admin_label = format!("{AGGREGATE_TO}admin");
+    let edit_label = format!("{AGGREGATE_TO}edit");
+    vec![
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": rbac_meta("cluster-admin", &[]),
+            "rules": [
+                {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
+                {"nonResourceURLs": ["*"], "verbs": ["*"]},
+            ],
+        }),
+        aggregated("admin", "admin", &[]),
+        aggregated("edit", "edit", &[(admin_label.as_str(), "true")]),
+        aggregated("view", "view", &[(edit_label.as_str(), "true")]),
+    ]
+}
+
+/// The `cluster-admin` ClusterRoleBinding: the `system:masters` group.
+fn cluster_admin_binding() -> Value {
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": rbac_meta("cluster-admin", &[]),
+        "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": "cluster-admin"},
+        "subjects": [{"apiGroup": RBAC, "kind": "Group", "name": "system:masters"}],
+    })
 }

@@ -18,12 +18,12 @@ use std::time::Duration;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use crate::status::ApiError;
 use crate::registry::object::Header;
 use crate::registry::{
     DeleteOptions, FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Propagation, Registry, ResourceInfo,
     Target, WriteOptions, object,
 };
+use crate::status::ApiError;
 
 /// What the collector knows about one object.
 #[derive(Clone, Debug)]

@@ -1,13 +1,22 @@
 //! Controllers that make the native API behave like a cluster's control
-//! plane: namespace lifecycle and ownerReference garbage collection.
+//! plane: what kube-apiserver creates by itself (bootstrap objects, the
+//! `kubernetes` Service), and kube-controller-manager's namespace
+//! lifecycle, ServiceAccount, root CA publisher and garbage collector.
 //!
 //! **Architecture Invariant:** controllers go through the
 //! [`crate::registry::Registry`] as a system user; they never touch storage
 //! or HTTP.
 
+pub mod account_cache;
 pub mod bootstrap;
 pub mod gc;
+pub mod kubernetes_service;
 pub mod namespace;
+mod per_namespace;
+pub mod rootca;
+pub mod serviceaccount;
+
+use std::sync::Arc;
 
 use crate::registry::Registry;
 
@@ -15,4 +24,57 @@ use crate::registry::Registry;
 pub fn spawn_all(registry: &Registry) {
     tokio::spawn(namespace::run(registry.clone()));
     tokio::spawn(gc::run(registry.clone()));
+}
+
+/// What the cluster-level controllers need to know about this server.
+#[derive(Clone, Debug)]
+pub struct Cluster {
+    /// The `kubernetes` Service's address and endpoint.
+    pub endpoint: kubernetes_service::Endpoint,
+    /// The CA certificate (PEM) published as `kube-root-ca.crt`.
+    pub ca_pem: String,
+    /// The ServiceAccount cache the admission plugin reads.
+    pub accounts: Arc<account_cache::AccountCache>,
+}
+
+impl Cluster {
+    /// The cluster facts of a server whose Service range is `service_cidr`,
+    /// bound to `bind`, listening on `port`, with CA `ca_pem`.
+    ///
+    /// # Errors
+    ///
+    /// The Service range has no first address.
+    pub fn new(
+        service_cidr: &str,
+        bind: std::net::IpAddr,
+        port: u16,
+        ca_pem: &str,
+        accounts: Arc<account_cache::AccountCache>,
+    ) -> Result<Cluster, String> {
+        let cluster_ip = kubernetes_service::first_address(service_cidr)
+            .ok_or_else(|| format!("{service_cidr:?} has no first address"))?;
+        Ok(Cluster {
+            endpoint: kubernetes_service::Endpoint {
+                cluster_ip,
+                address: kubernetes_service::advertise_address(bind),
+                port,
+            },
+            ca_pem: ca_pem.to_owned(),
+            accounts,
+        })
+    }
+}
+
+/// Reconciles the `kubernetes` Service once (a failure is logged, not
+/// fatal: the controller retries), then starts the ServiceAccount cache and
+/// the `kubernetes` Service, ServiceAccount and root CA controllers.
+pub async fn start_cluster(registry: &Registry, cluster: Cluster) {
+    cluster.accounts.attach(registry.clone());
+    tokio::spawn(cluster.accounts.clone().run());
+    if let Err(e) = kubernetes_service::reconcile(registry, &cluster.endpoint).await {
+        tracing::warn!(error = %e, "creating the kubernetes service failed; retrying");
+    }
+    tokio::spawn(kubernetes_service::run(registry.clone(), cluster.endpoint));
+    tokio::spawn(serviceaccount::run(registry.clone()));
+    tokio::spawn(rootca::run(registry.clone(), cluster.ca_pem));
 }

@@ -1,5 +1,10 @@
 //! Namespace lifecycle: a Namespace being deleted has its contents deleted,
-//! then its `kubernetes` finalizer removed, and then it goes away.
+//! then its `kubernetes` finalizer removed, and then it goes away. While
+//! content remains, the namespace's status carries upstream's deletion
+//! conditions ([`conditions`]), so `kubectl describe ns` says what blocks
+//! it.
+
+pub mod conditions;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -7,12 +12,14 @@ use std::time::Duration;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use crate::status::ApiError;
 use crate::registry::list::ListQuery;
 use crate::registry::watch::{WatchItem, WatchQuery};
 use crate::registry::{
     DeleteOptions, Propagation, Registry, Target, WriteOptions, object, resource,
 };
+use crate::status::ApiError;
+
+use conditions::Remaining;
 
 /// The finalizer kube-apiserver's namespace controller owns.
 pub const FINALIZER: &str = "kubernetes";
@@ -71,34 +78,58 @@ pub async fn run(registry: Registry) {
     }
 }
 
-/// Deletes what is left in `ns`; once it is empty, removes the finalizer.
-/// Returns whether the namespace is finished.
+/// Deletes what is left in `ns` and records upstream's deletion conditions
+/// on its status; once it is empty, removes the finalizer. Returns whether
+/// the namespace is finished.
 async fn finish(registry: &Registry, ns: &str) -> Result<bool, ApiError> {
-    let mut remaining = 0;
     let opts = DeleteOptions {
         propagation: Some(Propagation::Background),
         ..DeleteOptions::default()
     };
+    let mut remaining = Remaining::default();
+    let mut failures: Vec<String> = Vec::new();
+    let mut seen = BTreeSet::new();
     for res in resource::all().iter().filter(|r| r.namespaced) {
-        let page = registry.list(res, Some(ns), &ListQuery::default()).await?;
-        for obj in page.items {
-            remaining += 1;
-            if object::is_deleting(&obj) {
+        // One version per resource, as upstream's preferred-version discovery.
+        if !seen.insert((res.group, res.plural)) {
+            continue;
+        }
+        let page = match registry.list(res, Some(ns), &ListQuery::default()).await {
+            Ok(page) => page,
+            Err(e) => {
+                failures.push(e.message().to_string());
                 continue;
             }
-            match registry.delete(res, ns, object::name(&obj), &opts).await {
-                Ok(_) => {}
+        };
+        let mut deleted_any = false;
+        for obj in &page.items {
+            if object::is_deleting(obj) {
+                continue;
+            }
+            match registry.delete(res, ns, object::name(obj), &opts).await {
+                Ok(_) => deleted_any = true,
                 Err(e) if e.reason() == "NotFound" => {}
-                Err(e) => return Err(e),
+                Err(e) => failures.push(e.message().to_string()),
             }
         }
+        let left = if deleted_any {
+            match registry.list(res, Some(ns), &ListQuery::default()).await {
+                Ok(page) => page.items,
+                Err(e) => {
+                    failures.push(e.message().to_string());
+                    continue;
+                }
+            }
+        } else {
+            page.items
+        };
+        remaining.add(res, &left);
     }
-    if remaining > 0 {
+    let conditions = conditions::of(&remaining, &failures);
+    record_conditions(registry, ns, &conditions).await?;
+    if !remaining.is_empty() || !failures.is_empty() {
         // Check again on the next tick: objects with finalizers linger.
-        let left = count(registry, ns).await?;
-        if left > 0 {
-            return Ok(false);
-        }
+        return Ok(false);
     }
     let Some(namespaces) = resource::find("", "v1", "namespaces") else {
         return Ok(true);
@@ -134,14 +165,40 @@ async fn finish(registry: &Registry, ns: &str) -> Result<bool, ApiError> {
     Ok(true)
 }
 
-async fn count(registry: &Registry, ns: &str) -> Result<usize, ApiError> {
-    let mut n = 0;
-    for res in resource::all().iter().filter(|r| r.namespaced) {
-        n += registry
-            .list(res, Some(ns), &ListQuery::default())
-            .await?
-            .items
-            .len();
-    }
-    Ok(n)
+/// Writes `conditions` into the namespace's status when they differ from
+/// what it holds (upstream's `updateConditions`: a condition's
+/// `lastTransitionTime` changes only when its status does).
+async fn record_conditions(
+    registry: &Registry,
+    ns: &str,
+    conditions: &[conditions::Condition],
+) -> Result<(), ApiError> {
+    let Some(namespaces) = resource::find("", "v1", "namespaces") else {
+        return Ok(());
+    };
+    let current = registry.get(namespaces, "", ns).await?;
+    let now = object::now_rfc3339();
+    let Some(next) = conditions::merge(&current, conditions, &now) else {
+        return Ok(());
+    };
+    let opts = WriteOptions {
+        dry_run: false,
+        field_manager: "skein-namespace-controller".into(),
+        ..WriteOptions::default()
+    };
+    registry
+        .update_with(namespaces, "", ns, Target::Status, &opts, |current| {
+            let mut obj = current.clone();
+            let merged =
+                conditions::merge(current, conditions, &now).unwrap_or_else(|| next.clone());
+            if let Some(map) = obj.as_object_mut() {
+                let status = map.entry("status").or_insert_with(|| json!({}));
+                if let Some(status) = status.as_object_mut() {
+                    status.insert("conditions".into(), merged);
+                }
+            }
+            Ok(obj)
+        })
+        .await?;
+    Ok(())
 }
