@@ -175,6 +175,22 @@ pub(crate) fn network_policy(obj: &mut Map<String, Value>) {
     }
 }
 
+/// rbac/v1 `SetDefaults_RoleBinding`, `SetDefaults_ClusterRoleBinding`
+/// (`roleRef.apiGroup`) and `SetDefaults_Subject` (User and Group
+/// subjects in the RBAC group, ServiceAccounts in the core group).
+pub(crate) fn role_binding(obj: &mut Map<String, Value>) {
+    const GROUP: &str = "rbac.authorization.k8s.io";
+    if let Some(r) = obj_mut(obj, "roleRef") {
+        default_str(r, "apiGroup", GROUP);
+    }
+    crate::json::each_obj_mut(obj, "subjects", |s| {
+        let kind = crate::json::str_of(s, "kind");
+        if (kind == "User" || kind == "Group") && crate::json::empty_str(s, "apiGroup") {
+            s.insert("apiGroup".into(), json!(GROUP));
+        }
+    });
+}
+
 /// `SetDefaults_IngressClass`: parameters scope Cluster.
 pub(crate) fn ingress_class(obj: &mut Map<String, Value>) {
     if let Some(spec) = obj_mut(obj, "spec")

@@ -73,6 +73,9 @@ pub fn apply(group: &str, version: &str, kind: &str, obj: &mut Value, create: bo
         ("autoscaling", "HorizontalPodAutoscaler") => misc::hpa_v2(map),
         ("networking.k8s.io", "NetworkPolicy") => misc::network_policy(map),
         ("networking.k8s.io", "IngressClass") => misc::ingress_class(map),
+        ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => {
+            misc::role_binding(map);
+        }
         _ => {}
     }
 }

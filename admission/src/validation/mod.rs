@@ -8,10 +8,13 @@ mod apps;
 mod batch;
 mod config;
 mod container;
+mod metrics;
+mod network;
 mod other;
 mod pod;
 mod pod_update;
 mod quantity;
+mod rbac;
 mod security;
 mod service;
 
@@ -78,6 +81,11 @@ pub fn validate(group: &str, kind: &str, obj: &Value, old: Option<&Value>) -> Ve
         ("autoscaling", "HorizontalPodAutoscaler") => other::hpa(obj),
         ("policy", "PodDisruptionBudget") => other::pdb(obj),
         ("networking.k8s.io", "Ingress") => other::ingress(obj),
+        ("networking.k8s.io", "NetworkPolicy") => network::network_policy(obj),
+        ("rbac.authorization.k8s.io", "Role") => rbac::role(obj),
+        ("rbac.authorization.k8s.io", "ClusterRole") => rbac::cluster_role(obj),
+        ("rbac.authorization.k8s.io", "RoleBinding") => rbac::binding(obj, old, true),
+        ("rbac.authorization.k8s.io", "ClusterRoleBinding") => rbac::binding(obj, old, false),
         _ => Vec::new(),
     }
 }

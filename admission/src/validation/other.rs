@@ -54,23 +54,29 @@ pub(super) fn hpa(obj: &Value) -> Vec<Cause> {
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
-    let tp = path.child("scaleTargetRef");
-    for key in ["kind", "name"] {
-        let v = str_of(&target, key);
-        if v.is_empty() {
-            out.push(Cause::required(tp.child(key), ""));
-        } else if v.contains('/') || v.contains('%') || v == "." || v == ".." {
-            let msg = if v == "." || v == ".." {
-                format!("may not be '{v}'")
-            } else if v.contains('/') {
-                "may not contain '/'".to_owned()
-            } else {
-                "may not contain '%'".to_owned()
-            };
-            out.push(Cause::invalid(tp.child(key), &json!(v), msg));
-        }
+    object_reference(&target, &path.child("scaleTargetRef"), &mut out);
+    if let Some(metrics) = spec.get("metrics").and_then(Value::as_array) {
+        super::metrics::metrics(metrics, min, &path.child("metrics"), &mut out);
+    }
+    if let Some(b) = spec.get("behavior").and_then(Value::as_object) {
+        super::metrics::behavior(b, &path.child("behavior"), &mut out);
     }
     out
+}
+
+/// `ValidateCrossVersionObjectReference`: kind and name required, both
+/// valid path segments.
+pub(super) fn object_reference(target: &Map<String, Value>, tp: &Path, out: &mut Vec<Cause>) {
+    for key in ["kind", "name"] {
+        let v = str_of(target, key);
+        if v.is_empty() {
+            out.push(Cause::required(tp.child(key), ""));
+        } else {
+            for msg in super::rbac::path_segment(v) {
+                out.push(Cause::invalid(tp.child(key), &json!(v), msg));
+            }
+        }
+    }
 }
 
 pub(super) fn pdb(obj: &Value) -> Vec<Cause> {

@@ -354,6 +354,9 @@ fn hpa_pdb_ingress() {
             "spec.minReplicas: Invalid value: 0: must be greater than or equal to 1",
             "spec.maxReplicas: Invalid value: 0: must be greater than 0",
             "spec.scaleTargetRef.kind: Required value",
+            // The defaulted CPU metric cannot scale to zero (upstream reports
+            // both, HPAScaleToZero being off).
+            "spec.metrics: Forbidden: must specify at least one Object or External metric to support scaling to zero replicas",
         ]
     );
     let pdb = json!({"spec": {"minAvailable": 1, "maxUnavailable": "10%", "selector": {"matchLabels": {"app": "web"}}}});
