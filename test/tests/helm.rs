@@ -366,3 +366,150 @@ async fn helm3_release_upgrades_with_helm4() {
     let history = run(&server, helm4, &["history", "web", "-n", ns]);
     assert_eq!(history.lines().count(), 4, "{history}");
 }
+
+/// The statefulset-claims chart (written for these tests): a StatefulSet
+/// whose container mounts its `volumeClaimTemplates` entry `storage`, with
+/// a config volume and a sidecar (`restartPolicy: Always` init container),
+/// the shape of the widely used Alertmanager chart.
+fn claims_chart() -> String {
+    let chart = skein_tests::repo_root().join("test/fixtures/statefulset-claims");
+    assert!(
+        chart.join("Chart.yaml").is_file(),
+        "the statefulset-claims chart is missing at {}",
+        chart.display()
+    );
+    chart.to_string_lossy().into_owned()
+}
+
+/// Upstream's refusal of a change to a StatefulSet's immutable spec fields.
+const STS_FORBIDDEN: &str = "spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden";
+
+/// install, upgrade, a refused upgrade (claim templates are immutable) and
+/// uninstall of a chart whose StatefulSet mounts its claim template, with
+/// Helm 4.1 and Helm 3.17.
+#[tokio::test]
+async fn statefulset_mounting_its_claim_template_installs_upgrades_uninstalls() {
+    let helms = helm_binaries();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(dir.path(), &[]).await;
+    let api = Api::new(&server);
+    let chart = claims_chart();
+
+    for (i, h) in helms.iter().enumerate() {
+        let ns = format!("claims-{i}");
+        let sts_path = format!("/apis/apps/v1/namespaces/{ns}/statefulsets/am-claims");
+
+        let out = run(
+            &server,
+            h,
+            &["install", "am", &chart, "-n", &ns, "--create-namespace"],
+        );
+        assert!(out.contains("STATUS: deployed"), "{out}");
+        let sts = api.get(&sts_path).await.expect(200);
+        let spec = &sts["spec"];
+        assert_eq!(spec["replicas"], 1, "{sts}");
+        assert_eq!(spec["serviceName"], "am-claims-headless", "{sts}");
+        let pod = &spec["template"]["spec"];
+        let mounts: Vec<(&str, &str)> = pod["containers"][0]["volumeMounts"]
+            .as_array()
+            .expect("volumeMounts")
+            .iter()
+            .filter_map(|m| Some((m["name"].as_str()?, m["mountPath"].as_str()?)))
+            .collect();
+        assert_eq!(
+            mounts,
+            [
+                ("config", "/etc/alertmanager"),
+                ("storage", "/alertmanager")
+            ],
+            "{sts}"
+        );
+        assert_eq!(
+            pod["volumes"],
+            json!([{"name": "config", "configMap": {"name": "am-claims", "defaultMode": 420}}])
+        );
+        assert_eq!(pod["initContainers"][0]["restartPolicy"], "Always", "{sts}");
+        // The readiness probe is stored with upstream's defaults.
+        assert_eq!(
+            pod["containers"][0]["readinessProbe"],
+            json!({"httpGet": {"path": "/-/ready", "port": "http", "scheme": "HTTP"},
+                   "timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3})
+        );
+        let claim = &spec["volumeClaimTemplates"][0];
+        assert_eq!(claim["metadata"]["name"], "storage", "{sts}");
+        assert_eq!(
+            claim["spec"],
+            json!({"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}},
+                   "volumeMode": "Filesystem"})
+        );
+        assert_eq!(claim["status"], json!({"phase": "Pending"}), "{sts}");
+
+        // Upgrade: replicas and image change (both mutable).
+        let out = run(
+            &server,
+            h,
+            &[
+                "upgrade",
+                "am",
+                &chart,
+                "-n",
+                &ns,
+                "--set",
+                "replicaCount=3,image.tag=v0.28.0",
+            ],
+        );
+        assert!(out.contains("STATUS: deployed"), "{out}");
+        let sts = api.get(&sts_path).await.expect(200);
+        assert_eq!(sts["spec"]["replicas"], 3, "{sts}");
+        assert_eq!(
+            sts["spec"]["template"]["spec"]["containers"][0]["image"],
+            "quay.io/prometheus/alertmanager:v0.28.0"
+        );
+
+        // Claim templates are immutable: Helm reports upstream's message and
+        // the stored StatefulSet keeps its claim.
+        let failed = helm(
+            &server,
+            h,
+            &[
+                "upgrade",
+                "am",
+                &chart,
+                "-n",
+                &ns,
+                "--set",
+                "replicaCount=3,image.tag=v0.28.0,storage.size=2Gi",
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&failed.stderr);
+        assert!(!failed.status.success(), "{}: {stderr}", h.display());
+        assert!(
+            stderr.contains(&format!(
+                "StatefulSet.apps \"am-claims\" is invalid: {STS_FORBIDDEN}"
+            )),
+            "{}: {stderr}",
+            h.display()
+        );
+        let sts = api.get(&sts_path).await.expect(200);
+        assert_eq!(
+            sts["spec"]["volumeClaimTemplates"][0]["spec"]["resources"]["requests"]["storage"],
+            "1Gi"
+        );
+
+        let out = run(&server, h, &["uninstall", "am", "-n", &ns]);
+        assert!(out.contains("release \"am\" uninstalled"), "{out}");
+        api.get(&sts_path).await.expect(404);
+        assert!(
+            names(&api, &format!("/api/v1/namespaces/{ns}/configmaps"))
+                .await
+                .iter()
+                .all(|n| n != "am-claims")
+        );
+        assert!(
+            names(&api, &format!("/api/v1/namespaces/{ns}/services"))
+                .await
+                .is_empty()
+        );
+        assert!(release_secrets(&api, &ns, "am").await.is_empty());
+    }
+}
