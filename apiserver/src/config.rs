@@ -82,6 +82,16 @@ pub struct Config {
     /// (kube-apiserver's `--service-node-port-range`).
     #[arg(long, default_value = "30000-32767", value_parser = parse_port_range)]
     pub service_node_port_range: std::ops::RangeInclusive<u16>,
+
+    /// Log one line per request (target `skein::access`, INFO level);
+    /// `--access-log=false` turns it off.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub access_log: bool,
+
+    /// How often `apiserver_storage_objects` is recomputed
+    /// (kube-apiserver's `--etcd-count-metric-poll-period`); `0s` disables it.
+    #[arg(long, default_value = "1m", value_parser = parse_duration)]
+    pub etcd_count_metric_poll_period: std::time::Duration,
 }
 
 /// Parses Go-style durations as kube-apiserver flags take them: `300ms`,
@@ -134,6 +144,8 @@ impl Config {
             token_auth_file: None,
             service_cluster_ip_range: "10.96.0.0/12".into(),
             service_node_port_range: 30000..=32767,
+            access_log: true,
+            etcd_count_metric_poll_period: std::time::Duration::from_secs(60),
         }
     }
 

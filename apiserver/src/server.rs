@@ -103,10 +103,15 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         Ok(cluster) => crate::controllers::start_cluster(&state.registry, cluster).await,
         Err(e) => tracing::warn!(error = %e, "not creating the kubernetes service"),
     }
+    crate::metrics::objects::spawn(store.clone(), config.etcd_count_metric_poll_period);
     let mut app = http::app(state.clone());
     if let Some(tokens) = tokens {
         // Outside the router's authn layer, which looks it up per request.
         app = app.layer(axum::Extension(tokens));
+    }
+    if config.access_log {
+        http::access_log::enable();
+        app = app.layer(axum::middleware::from_fn(http::access_log::log));
     }
     tracing::info!(
         address = %local,

@@ -8,10 +8,12 @@ use skein_storage::embedded::{EmbeddedOptions, EmbeddedStore};
 use skein_storage::etcd::{EtcdOptions, EtcdStore};
 
 use crate::config::Config;
+use crate::metrics::store::MetricsStore;
 use crate::{Error, Result};
 
 /// Opens etcd when `--etcd-servers` is given, and otherwise the embedded
-/// store at `<data-dir>/store.redb` (creating the data directory).
+/// store at `<data-dir>/store.redb` (creating the data directory); either
+/// is wrapped in the [`MetricsStore`] that times its calls.
 pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>> {
     if config.etcd_servers.is_empty() {
         let path = config.store_path();
@@ -26,7 +28,7 @@ pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>> {
             },
         )
         .await?;
-        Ok(store)
+        Ok(MetricsStore::wrap(store))
     } else {
         tracing::info!(endpoints = ?config.etcd_servers, prefix = %config.etcd_prefix, "connecting to etcd");
         let store = EtcdStore::connect(EtcdOptions {
@@ -36,6 +38,6 @@ pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>> {
             ..Default::default()
         })
         .await?;
-        Ok(store)
+        Ok(MetricsStore::wrap(store))
     }
 }

@@ -103,6 +103,11 @@ async fn resource_call(state: AppState, call: Call, p: ResourcePath) -> Result<R
             let ns = namespace_for_write(res, ns)?;
             create(&state, res, &ns, &call).await
         }
+    if res.group.is_empty() && res.plural == "componentstatuses" && p.subresource.is_none() {
+        let name = p.name.as_deref();
+        let (method, query, headers) = (&call.method, &call.query, &call.headers);
+        return Ok(super::componentstatus::handle(&state, res, method, name, query, headers).await);
+    }
         (&Method::DELETE, None, None) => {
             if !res.verbs().contains(&"deletecollection") {
                 return Err(ApiError::method_not_allowed());

@@ -3,11 +3,14 @@
 //! **Architecture Invariant:** no business logic here, and every error body
 //! is a `metav1.Status` built by [`status::ApiError`].
 
+pub mod access_log;
 pub mod api;
 pub mod authn;
 pub mod body;
+pub mod componentstatus;
 pub mod discovery;
 pub mod health;
+pub mod metrics;
 pub mod patch;
 pub mod path;
 pub mod query;

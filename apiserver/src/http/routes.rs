@@ -6,7 +6,7 @@ use axum::response::IntoResponse;
 use axum::routing::{any, get};
 
 use super::status::ApiError;
-use super::{AppState, api, authn, health, version};
+use super::{AppState, api, authn, health, metrics, version};
 use crate::openapi;
 
 /// The whole HTTP application, without TLS. Tests drive it with
@@ -30,8 +30,11 @@ pub fn app(state: AppState) -> Router {
         .route("/openapi/v3", get(openapi::handler::v3_index))
         .route("/openapi/v3/", get(openapi::handler::v3_index))
         .route("/openapi/v3/{*rest}", get(openapi::handler::v3_document))
+        .route("/metrics", get(metrics::get))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        // Inside authentication: counts what reaches a handler, as upstream.
+        .layer(middleware::from_fn(metrics::instrument))
         // Last, so that it wraps the fallbacks too: an unauthenticated
         // client learns nothing about which paths exist.
         .layer(middleware::from_fn(authn::authenticate))

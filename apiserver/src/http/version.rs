@@ -1,10 +1,24 @@
-//! `GET /version`: the `version.Info` of Kubernetes v1.33.
+//! `GET /version`: the `version.Info` of Kubernetes v1.33, with the
+//! binary's own build facts (git commit, tree state, build date) stamped by
+//! `apiserver/build.rs`.
 
 use axum::Json;
 use k8s_openapi::apimachinery::pkg::version::Info;
 
 /// The Kubernetes minor version Skein serves.
 pub const KUBE_MINOR: &str = "33";
+
+/// `git rev-parse HEAD` of the checkout the binary was built from (40 hex
+/// digits), empty when it was not built in a git checkout (`build.rs`).
+pub const GIT_COMMIT: &str = env!("SKEIN_GIT_COMMIT");
+
+/// `clean` or `dirty` (upstream's rule: `git status --porcelain` is empty or
+/// not), empty outside a git checkout.
+pub const GIT_TREE_STATE: &str = env!("SKEIN_GIT_TREE_STATE");
+
+/// When the build script last ran (`YYYY-MM-DDTHH:MM:SSZ`, UTC), or
+/// `SOURCE_DATE_EPOCH`.
+pub const BUILD_DATE: &str = env!("SKEIN_BUILD_DATE");
 
 /// The version reported to clients. `gitVersion` is valid semver: the
 /// Kubernetes version with Skein's own version as build metadata
@@ -18,12 +32,9 @@ pub fn info() -> Info {
         min_compatibility_major: Some("1".to_string()),
         min_compatibility_minor: Some("32".to_string()),
         git_version: format!("v1.{KUBE_MINOR}.0+skein-{}", env!("CARGO_PKG_VERSION")),
-        git_commit: option_env!("SKEIN_GIT_COMMIT").unwrap_or("").to_string(),
-        git_tree_state: "clean".to_string(),
-        // kube's own default when the build does not stamp a date.
-        build_date: option_env!("SKEIN_BUILD_DATE")
-            .unwrap_or("1970-01-01T00:00:00Z")
-            .to_string(),
+        git_commit: GIT_COMMIT.to_string(),
+        git_tree_state: GIT_TREE_STATE.to_string(),
+        build_date: BUILD_DATE.to_string(),
         go_version: format!("rust{}", env!("SKEIN_RUSTC_VERSION")),
         compiler: "rustc".to_string(),
         platform: format!(
@@ -61,7 +72,24 @@ mod tests {
         assert_eq!(v["major"], "1");
         assert_eq!(v["minor"], "33");
         assert_eq!(v["emulationMinor"], "33");
-        assert_eq!(v["gitTreeState"], "clean");
+        let state = v["gitTreeState"].as_str().expect("gitTreeState");
+        assert!(["clean", "dirty", ""].contains(&state), "{state}");
+        let commit = v["gitCommit"].as_str().expect("gitCommit");
+        assert!(
+            commit.is_empty()
+                || (commit.len() == 40 && commit.bytes().all(|b| b.is_ascii_hexdigit())),
+            "{commit}"
+        );
+        assert_eq!(commit.is_empty(), state.is_empty());
+        let date = v["buildDate"].as_str().expect("buildDate");
+        let shape = date.bytes().enumerate().all(|(i, b)| match i {
+            4 | 7 => b == b'-',
+            10 => b == b'T',
+            13 | 16 => b == b':',
+            19 => b == b'Z',
+            _ => b.is_ascii_digit(),
+        });
+        assert!(date.len() == 20 && shape, "{date}");
         assert_eq!(v["compiler"], "rustc");
         assert_eq!(
             v["gitVersion"],

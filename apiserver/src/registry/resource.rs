@@ -88,6 +88,9 @@ impl ResourceInfo {
         ];
         if self.group.is_empty() && self.plural == "namespaces" {
             NO_COLLECTION_DELETE
+        } else if self.group.is_empty() && self.plural == "componentstatuses" {
+            // Read-only and computed (http/componentstatus.rs).
+            &["get", "list"]
         } else {
             ALL
         }
@@ -165,6 +168,7 @@ fn extras(group: &str, plural: &str) -> Extra {
             ("", "replicationcontrollers") => (&["rc"], ALL, true, true),
             ("", "namespaces") => (&["ns"], &[], true, false),
             ("", "nodes") => (&["no"], &[], true, false),
+            ("", "componentstatuses") => (&["cs"], &[], false, false),
             ("", "configmaps") => (&["cm"], &[], false, false),
             ("", "endpoints") => (&["ep"], &[], false, false),
             ("", "events") => (&["ev"], &[], false, false),
@@ -228,6 +232,7 @@ fn build() -> Vec<ResourceInfo> {
     use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1 as apireg;
 
     let mut rows = vec![
+        row::<core::ComponentStatus>(),
         row::<core::ConfigMap>(),
         row::<core::Endpoints>(),
         row::<core::Event>(),

@@ -1,0 +1,95 @@
+//! The access log: one `tracing` event per request at INFO, target
+//! [`TARGET`], with upstream's httplog fields (`verb` as upstream reports
+//! it, `URI`, `latency`, `userAgent`, `srcIP`, `resp`) plus `user`:
+//!
+//! ```text
+//! INFO skein::access: HTTP verb="LIST" URI="/api/v1/namespaces/default/pods?limit=500"
+//!     user="skein-admin" latency=1.9ms userAgent="kubectl/v1.35.2 (linux/amd64) kubernetes/…"
+//!     srcIP=127.0.0.1:40312 resp=200
+//! ```
+//!
+//! Switched off with `skein serve --access-log=false` (the layer is then
+//! not installed at all), or with a log filter such as
+//! `RUST_LOG=info,skein::access=off`. `latency` is the time to the
+//! response head, so a watch is logged when it starts, with `resp=200`
+//! (upstream logs it when it ends; its whole duration is in the metrics).
+//!
+//! `user` and `verb` come from the metrics layer inside authentication
+//! ([`super::metrics::Observed`]); a request rejected with 401 has no
+//! user and its verb is computed here.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use axum::extract::{ConnectInfo, Request};
+use axum::http::header;
+use axum::middleware::Next;
+use axum::response::Response;
+
+use super::metrics::{Observed, verb_of};
+
+/// The `tracing` target of access-log events.
+pub const TARGET: &str = "skein::access";
+
+static ENABLED: AtomicBool = AtomicBool::new(false);
+
+/// Turns the access log on (the server does, unless `--access-log=false`;
+/// the layer must be installed too).
+pub fn enable() {
+    ENABLED.store(true, Ordering::Relaxed);
+}
+
+/// Whether the access log is on.
+pub fn enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
+
+/// Middleware (outermost): logs one line per request once the response
+/// head is ready.
+pub async fn log(req: Request, next: Next) -> Response {
+    if !tracing::enabled!(target: TARGET, tracing::Level::INFO) {
+        return next.run(req).await;
+    }
+    let start = Instant::now();
+    let method = req.method().clone();
+    let uri = req.uri().clone();
+    let agent = req.headers().get(header::USER_AGENT).cloned();
+    let peer = req
+        .extensions()
+        .get::<ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0);
+    let response = next.run(req).await;
+    let latency = start.elapsed();
+    let observed = response.extensions().get::<Observed>();
+    let verb = observed.map_or_else(
+        || verb_of(&method, uri.path(), uri.query(), None),
+        |o| o.verb,
+    );
+    let user = observed.and_then(|o| o.user.as_deref()).unwrap_or("");
+    let agent = agent.as_ref().and_then(|a| a.to_str().ok()).unwrap_or("");
+    let uri = uri.path_and_query().map_or("/", |p| p.as_str());
+    match peer {
+        Some(peer) => tracing::info!(
+            target: TARGET,
+            verb,
+            URI = uri,
+            user,
+            ?latency,
+            userAgent = agent,
+            srcIP = %peer,
+            resp = response.status().as_u16(),
+            "HTTP"
+        ),
+        None => tracing::info!(
+            target: TARGET,
+            verb,
+            URI = uri,
+            user,
+            ?latency,
+            userAgent = agent,
+            resp = response.status().as_u16(),
+            "HTTP"
+        ),
+    }
+    response
+}

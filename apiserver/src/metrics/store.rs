@@ -1,0 +1,148 @@
+//! [`MetricsStore`]: a [`Store`] decorator that times every storage call
+//! into `etcd_request_duration_seconds{operation, type}`, for both
+//! backends (upstream measures its etcd3 store the same way, whatever
+//! etcd is behind it).
+//!
+//! `operation` is upstream's: `get`, `list`, `create`, `update`, `delete`
+//! (failed calls are timed too, as upstream). `type` is the group-qualified
+//! resource of the key (`deployments.apps`, `pods`), read from the
+//! `/registry/<group>/<resource>/…` layout; keys outside it (the
+//! controllers' list of everything) are `type=""`. `watch`, `compact`,
+//! `current_revision` and `close` pass through untimed: upstream does not
+//! time them either.
+
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock};
+use std::time::Instant;
+
+use async_trait::async_trait;
+use skein_storage::{KeyValue, ListOptions, ListResult, Result, Revision, Store, WatchStream};
+
+use crate::registry::resource;
+
+/// Times the calls of the store it wraps.
+pub struct MetricsStore {
+    inner: Arc<dyn Store>,
+}
+
+impl MetricsStore {
+    /// Wraps `inner`.
+    pub fn wrap(inner: Arc<dyn Store>) -> Arc<dyn Store> {
+        Arc::new(MetricsStore { inner })
+    }
+}
+
+/// `(storage group segment, plural)` → `plural[.group]`, for every row of
+/// the resource table; built once.
+static QUALIFIED: LazyLock<HashMap<(&'static str, &'static str), &'static str>> =
+    LazyLock::new(|| {
+        resource::all()
+            .iter()
+            .map(|r| {
+                let segment = if r.group.is_empty() { "core" } else { r.group };
+                // Leaked once per row of a fixed table: label values must
+                // outlive the registry, which lives as long as the process.
+                let name: &'static str = Box::leak(r.qualified().into_boxed_str());
+                ((segment, r.plural), name)
+            })
+            .collect()
+    });
+
+/// The `type` label of a storage key or prefix.
+pub fn key_type(key: &str) -> &'static str {
+    let Some(rest) = key.strip_prefix("/registry/") else {
+        return "";
+    };
+    let mut parts = rest.split('/');
+    let (Some(group), Some(plural)) = (parts.next(), parts.next()) else {
+        return "";
+    };
+    let map: &HashMap<(&str, &str), &'static str> = &QUALIFIED;
+    map.get(&(group, plural)).copied().unwrap_or("")
+}
+
+fn observe(operation: &'static str, key: &str, start: Instant) {
+    super::global().observe_storage(operation, key_type(key), start.elapsed());
+}
+
+#[async_trait]
+impl Store for MetricsStore {
+    async fn get(&self, key: &str) -> Result<KeyValue> {
+        let start = Instant::now();
+        let r = self.inner.get(key).await;
+        observe("get", key, start);
+        r
+    }
+
+    async fn list(&self, prefix: &str, opts: ListOptions) -> Result<ListResult> {
+        let start = Instant::now();
+        let r = self.inner.list(prefix, opts).await;
+        observe("list", prefix, start);
+        r
+    }
+
+    async fn create(&self, key: &str, value: &[u8]) -> Result<KeyValue> {
+        let start = Instant::now();
+        let r = self.inner.create(key, value).await;
+        observe("create", key, start);
+        r
+    }
+
+    async fn update(
+        &self,
+        key: &str,
+        value: &[u8],
+        expected_mod_revision: Revision,
+    ) -> Result<KeyValue> {
+        let start = Instant::now();
+        let r = self.inner.update(key, value, expected_mod_revision).await;
+        observe("update", key, start);
+        r
+    }
+
+    async fn delete(
+        &self,
+        key: &str,
+        expected_mod_revision: Option<Revision>,
+    ) -> Result<(KeyValue, Revision)> {
+        let start = Instant::now();
+        let r = self.inner.delete(key, expected_mod_revision).await;
+        observe("delete", key, start);
+        r
+    }
+
+    async fn watch(&self, prefix: &str, after_revision: Revision) -> Result<WatchStream> {
+        self.inner.watch(prefix, after_revision).await
+    }
+
+    async fn compact(&self, revision: Revision) -> Result<()> {
+        self.inner.compact(revision).await
+    }
+
+    async fn current_revision(&self) -> Result<Revision> {
+        self.inner.current_revision().await
+    }
+
+    async fn close(&self) {
+        self.inner.close().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_types() {
+        assert_eq!(
+            key_type("/registry/apps/deployments/ns/web"),
+            "deployments.apps"
+        );
+        assert_eq!(key_type("/registry/apps/deployments/"), "deployments.apps");
+        assert_eq!(key_type("/registry/core/pods/ns/p"), "pods");
+        assert_eq!(key_type("/registry/core/namespaces/default"), "namespaces");
+        assert_eq!(key_type("/registry/"), "");
+        assert_eq!(key_type("/registry/nope/things/x"), "");
+        assert_eq!(key_type("/elsewhere/apps/deployments/x"), "");
+    }
+}
