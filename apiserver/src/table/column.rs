@@ -56,6 +56,23 @@ impl Column {
         Self::new(name, "integer", description)
     }
 
+    /// A `boolean` column.
+    pub(crate) const fn boolean(name: &'static str, description: &'static str) -> Self {
+        Self::new(name, "boolean", description)
+    }
+
+    /// A `string` column with format `name` (upstream marks a few columns
+    /// besides the object's name so, e.g. VolumeAttachment's `Attacher`).
+    pub(crate) const fn named_string(name: &'static str, description: &'static str) -> Self {
+        Self {
+            name: Cow::Borrowed(name),
+            type_: Cow::Borrowed("string"),
+            format: Cow::Borrowed("name"),
+            description: Cow::Borrowed(description),
+            priority: 0,
+        }
+    }
+
     /// The same column, shown only with `-o wide`.
     pub(crate) const fn wide(mut self) -> Self {
         self.priority = 1;

@@ -29,15 +29,15 @@
 //!
 //! # Kinds
 //!
-//! Dedicated printers: core Pod, Node, Namespace, Service, Endpoints,
-//! ConfigMap, Secret, ServiceAccount, Event (also events.k8s.io),
-//! PersistentVolume, PersistentVolumeClaim; apps Deployment, ReplicaSet,
-//! StatefulSet, DaemonSet; batch Job, CronJob; networking.k8s.io Ingress;
-//! autoscaling HorizontalPodAutoscaler; policy PodDisruptionBudget;
-//! rbac.authorization.k8s.io RoleBinding, ClusterRoleBinding;
-//! coordination.k8s.io Lease. Role and ClusterRole have no printer
-//! upstream either: they get the default table.
-//!
+//! Every built-in kind has a dedicated printer (`printers::lookup`, keyed by
+//! group and kind, never version) or is listed in
+//! `printers::DEFAULT_TABLE_KINDS` — LimitRange, Role, ClusterRole,
+//! CustomResourceDefinition and the create-only review kinds, which
+//! upstream also prints with the default table. FlowSchema lists are
+//! sorted as upstream sorts them; every other list keeps storage order.
+//! Rows have one cell per column, except IPAddress rows, which carry the
+//! age as a third cell without a column, as upstream's do.
+
 //! # Defaults
 //!
 //! Printers apply no API defaulting: kube-apiserver prints decoded (hence
@@ -144,7 +144,12 @@ pub fn table(
         metadata.insert("remainingItemCount".into(), count.into());
     }
     let p = printer(group, kind);
-    let rows: Vec<Value> = objects.iter().map(|o| row(p, o, include, now)).collect();
+    let mut ordered: Vec<&Value> = objects.iter().collect();
+    let group = if group == "core" { "" } else { group };
+    if let Some(order) = printers::list_order(group, kind) {
+        ordered.sort_by(|a, b| order(a, b));
+    }
+    let rows: Vec<Value> = ordered.iter().map(|o| row(p, o, include, now)).collect();
     let rows = if rows.is_empty() && p.empty_rows_are_null() {
         Value::Null
     } else {

@@ -10,9 +10,11 @@ use super::{fields, printers, timestamp};
 /// How one kind is printed: its column definitions and a function from an
 /// object (external JSON, as stored) to that object's cells.
 ///
-/// Contract: `row` returns exactly one cell per column (wide columns
-/// included — kube-apiserver always prints the wide form and lets kubectl
-/// hide priority-1 columns), for any input JSON, without panicking.
+/// Contract: `row` returns one cell per column (wide columns included —
+/// kube-apiserver always prints the wide form and lets kubectl hide
+/// priority-1 columns), for any input JSON, without panicking. The one
+/// exception is upstream's own: IPAddress rows carry a trailing age cell
+/// that has no column.
 #[derive(Debug)]
 pub struct Printer {
     pub(crate) columns: &'static [Column],
