@@ -52,10 +52,21 @@ fn deployment(name: &str, replicas: i64) -> Value {
     })
 }
 
+/// The ConfigMap the root CA publisher puts in every namespace, as
+/// kube-controller-manager's does.
+const ROOT_CA: &str = "kube-root-ca.crt";
+
+/// Creates namespace `ns` and waits for its `kube-root-ca.crt`, so that
+/// lists of its ConfigMaps are deterministic.
 async fn create_namespace(api: &Api, ns: &str) {
     api.post("/api/v1/namespaces", &json!({"metadata": {"name": ns}}))
         .await
         .expect(201);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while api.get(&cm(ns, ROOT_CA)).await.status != 200 {
+        assert!(std::time::Instant::now() < deadline, "no {ROOT_CA} in {ns}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 async fn create_cm(api: &Api, ns: &str, name: &str) -> Value {
@@ -338,7 +349,7 @@ async fn bad_bodies_get_a_clean_status_and_store_nothing() {
     );
 
     // Nothing was stored.
-    assert_eq!(api.names(&cms("bad")).await, Vec::<String>::new());
+    assert_eq!(api.names(&cms("bad")).await, [ROOT_CA]);
     assert_eq!(
         api.names("/api/v1/namespaces/bad/services").await,
         Vec::<String>::new()
@@ -540,7 +551,7 @@ async fn bad_query_parameters_are_rejected_before_anything_happens() {
     .await
     .expect_status(400, "BadRequest");
 
-    assert_eq!(api.names(&cms("default")).await, ["keep"]);
+    assert_eq!(api.names(&cms("default")).await, ["keep", ROOT_CA]);
     assert_eq!(api.get(&cm("default", "keep")).await.expect(200), stored);
 }
 
@@ -962,7 +973,7 @@ async fn finalizers_and_namespaces() {
     one["metadata"]["deletionTimestamp"] = Value::Null;
     let one = api.put(&cm("default", "held"), &one).await.expect(200);
     assert_eq!(one["metadata"]["deletionTimestamp"], ts);
-    assert_eq!(api.names(&cms("default")).await, ["held"]);
+    assert_eq!(api.names(&cms("default")).await, ["held", ROOT_CA]);
     // Removing the last one deletes it.
     api.merge_patch(
         &cm("default", "held"),
@@ -1123,7 +1134,7 @@ async fn pagination_is_pinned_and_history_expires() {
         .get(&format!("{}?limit=4&continue={token2}", cms("page")))
         .await
         .expect(200);
-    assert_eq!(names(&page3), ["cm-08", "cm-09"]);
+    assert_eq!(names(&page3), ["cm-08", "cm-09", ROOT_CA]);
     assert_eq!(rv(&page3), list_rv);
     assert!(
         page3["metadata"].get("continue").is_none_or(|c| c == ""),
@@ -1131,7 +1142,7 @@ async fn pagination_is_pinned_and_history_expires() {
     );
     // A fresh list sees the writes.
     let all = api.names(&cms("page")).await;
-    assert_eq!(all.len(), 11);
+    assert_eq!(all.len(), 12);
     assert!(all.contains(&"cm-10".to_string()) && !all.contains(&"cm-05".to_string()));
 
     // A continue token and a resourceVersion at a compacted revision: 410.
@@ -1215,6 +1226,10 @@ async fn watch_streams_changes_and_honours_resource_version_and_selectors() {
     // No resourceVersion: synthetic ADDED for what exists, then changes.
     let mut all = api.watch(&format!("{}?watch=1", cms("w"))).await;
     assert_eq!(event_name(&all.event().await), ("ADDED".into(), "a".into()));
+    assert_eq!(
+        event_name(&all.event().await),
+        ("ADDED".into(), ROOT_CA.into())
+    );
     let b = create_cm(&api, "w", "b").await;
     let b2 = api
         .merge_patch(&cm("w", "b"), &json!({"data": {"k": "v2"}}))
@@ -1393,7 +1408,7 @@ async fn watch_list_sends_initial_events_then_the_end_bookmark() {
         }
     };
     seen.sort();
-    assert_eq!(seen, ["x", "y", "z"]);
+    assert_eq!(seen, [ROOT_CA, "x", "y", "z"]);
     let obj = &bookmark["object"];
     assert_eq!(obj["kind"], "ConfigMap", "{bookmark}");
     assert_eq!(obj["apiVersion"], "v1", "{bookmark}");
@@ -1448,8 +1463,13 @@ async fn watches_end_cleanly_on_sigterm() {
     let mut w1 = h1
         .watch("/api/v1/configmaps?watch=1&allowWatchBookmarks=true")
         .await;
-    assert_eq!(event_name(&w2.event().await).0, "ADDED");
-    assert_eq!(event_name(&w1.change().await).0, "ADDED");
+    // The initial events: `one` and the kube-root-ca.crt ConfigMaps.
+    for _ in 0..h2.names(&cms("default")).await.len() {
+        assert_eq!(event_name(&w2.event().await).0, "ADDED");
+    }
+    for _ in 0..h2.names("/api/v1/configmaps").await.len() {
+        assert_eq!(event_name(&w1.change().await).0, "ADDED");
+    }
 
     let (status, (), ()) = tokio::join!(
         server.stop_with(Signal::SIGTERM, Duration::from_secs(15)),

@@ -65,14 +65,25 @@ impl Cluster {
     }
 }
 
-/// Reconciles the `kubernetes` Service once (a failure is logged, not
-/// fatal: the controller retries), then starts the ServiceAccount cache and
+/// Reconciles the `kubernetes` Service once and gives the system
+/// namespaces their `default` ServiceAccount and `kube-root-ca.crt` (a
+/// failure is logged, not fatal: the controllers retry), then starts the ServiceAccount cache and
 /// the `kubernetes` Service, ServiceAccount and root CA controllers.
 pub async fn start_cluster(registry: &Registry, cluster: Cluster) {
     cluster.accounts.attach(registry.clone());
     tokio::spawn(cluster.accounts.clone().run());
     if let Err(e) = kubernetes_service::reconcile(registry, &cluster.endpoint).await {
         tracing::warn!(error = %e, "creating the kubernetes service failed; retrying");
+    }
+    // The system namespaces have their account and CA bundle before the
+    // first request (the controllers keep them from then on).
+    for ns in bootstrap::SYSTEM_NAMESPACES {
+        if let Err(e) = serviceaccount::ensure(registry, ns).await {
+            tracing::warn!(namespace = ns, error = %e, "creating the default ServiceAccount failed");
+        }
+        if let Err(e) = rootca::ensure(registry, ns, &cluster.ca_pem).await {
+            tracing::warn!(namespace = ns, error = %e, "publishing kube-root-ca.crt failed");
+        }
     }
     tokio::spawn(kubernetes_service::run(registry.clone(), cluster.endpoint));
     tokio::spawn(serviceaccount::run(registry.clone()));
