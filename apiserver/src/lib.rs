@@ -28,5 +28,6 @@ pub mod server;
 pub mod status;
 pub mod store;
 pub mod table;
+pub mod wire;
 
 pub use error::{Error, Result};

@@ -292,9 +292,11 @@ impl ApiError {
             .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
     }
 
-    /// The JSON body, with fields in kube-apiserver's order (Go struct
-    /// order: kind, apiVersion, metadata, status, message, reason, details,
-    /// code), so responses match kube byte for byte.
+    /// The JSON document (without the response's trailing newline), as
+    /// kube-apiserver prints it: Go struct order (kind, apiVersion,
+    /// metadata, status, message, reason, details, code; details as name,
+    /// group, kind, uid, causes, retryAfterSeconds) and Go's escaping, via
+    /// [`crate::wire`].
     pub fn to_json(&self) -> Vec<u8> {
         let s = &self.status;
         let wire = Wire {
@@ -307,7 +309,11 @@ impl ApiError {
             details: s.details.as_ref(),
             code: s.code,
         };
-        serde_json::to_vec(&wire).expect("a Status of strings and integers always serializes")
+        // A Status of strings and integers always converts.
+        let value = serde_json::to_value(&wire).unwrap_or_default();
+        let mut out = crate::wire::to_vec(&value);
+        out.pop();
+        out
     }
 }
 

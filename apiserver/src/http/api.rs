@@ -20,11 +20,27 @@ use crate::registry::{
     resource,
 };
 
-/// Entry point for every path under `/api` and `/apis`.
+/// Entry point for every path under `/api` and `/apis`. JSON documents
+/// (objects, lists, Status errors) are indented when the request asks for
+/// it as upstream's negotiation reads it ([`crate::wire::pretty_requested`]).
 pub async fn handle(State(state): State<AppState>, req: Request) -> Response {
-    match dispatch(state, req).await {
+    let pretty = crate::wire::pretty_requested(
+        req.uri().query(),
+        req.headers()
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok()),
+        req.headers()
+            .get(header::USER_AGENT)
+            .and_then(|v| v.to_str().ok()),
+    );
+    let response = match dispatch(state, req).await {
         Ok(r) => r,
         Err(e) => e.into_response(),
+    };
+    if pretty {
+        super::status::pretty(response).await
+    } else {
+        response
     }
 }
 
@@ -87,6 +103,11 @@ async fn resource_call(state: AppState, call: Call, p: ResourcePath) -> Result<R
     let Some(res) = resource::find(&p.group, &p.version, &p.resource) else {
         return Err(ApiError::path_not_found());
     };
+    if res.group.is_empty() && res.plural == "componentstatuses" && p.subresource.is_none() {
+        let name = p.name.as_deref();
+        let (method, query, headers) = (&call.method, &call.query, &call.headers);
+        return Ok(super::componentstatus::handle(&state, res, method, name, query, headers).await);
+    }
     if !res.namespaced && p.namespace.is_some() {
         return Err(ApiError::path_not_found());
     }
@@ -103,11 +124,6 @@ async fn resource_call(state: AppState, call: Call, p: ResourcePath) -> Result<R
             let ns = namespace_for_write(res, ns)?;
             create(&state, res, &ns, &call).await
         }
-    if res.group.is_empty() && res.plural == "componentstatuses" && p.subresource.is_none() {
-        let name = p.name.as_deref();
-        let (method, query, headers) = (&call.method, &call.query, &call.headers);
-        return Ok(super::componentstatus::handle(&state, res, method, name, query, headers).await);
-    }
         (&Method::DELETE, None, None) => {
             if !res.verbs().contains(&"deletecollection") {
                 return Err(ApiError::method_not_allowed());
@@ -212,10 +228,19 @@ fn get_response(res: &ResourceInfo, obj: &Value, call: &Call) -> Result<Response
     Ok(object_response(StatusCode::OK, obj, &[]))
 }
 
-/// A JSON response for one object, with `Warning` headers.
+/// A JSON response for one object (encoded as upstream, see
+/// [`crate::wire`]), with `Warning` headers.
 pub fn object_response(code: StatusCode, obj: &Value, warnings: &[String]) -> Response {
-    let bytes = serde_json::to_vec(obj).unwrap_or_default();
+    json_response(code, crate::wire::to_vec(obj), warnings)
+}
+
+/// A response of encoded JSON bytes, with `Warning` headers; marked as a
+/// JSON document so `?pretty` indents it.
+pub fn json_response(code: StatusCode, bytes: Vec<u8>, warnings: &[String]) -> Response {
     let mut response = (code, bytes).into_response();
+    response
+        .extensions_mut()
+        .insert(super::status::JsonDocument);
     let h = response.headers_mut();
     h.insert(
         header::CONTENT_TYPE,
@@ -311,8 +336,14 @@ async fn list(
     if let Some(c) = &page.continue_token {
         metadata["continue"] = json!(c);
     }
-    let body = json!({"kind": res.list_kind, "apiVersion": res.api_version, "metadata": metadata, "items": page.items});
-    Ok(object_response(StatusCode::OK, &body, &[]))
+    let body = crate::wire::list(
+        res.list_kind,
+        res.api_version,
+        &metadata,
+        &page.items,
+        res.kind,
+    );
+    Ok(json_response(StatusCode::OK, body, &[]))
 }
 
 async fn create(
@@ -473,8 +504,14 @@ async fn delete_collection(
             Err(e) => return Err(e),
         }
     }
-    let body = json!({"kind": res.list_kind, "apiVersion": res.api_version, "metadata": {}, "items": deleted});
-    Ok(object_response(StatusCode::OK, &body, &[]))
+    let body = crate::wire::list(
+        res.list_kind,
+        res.api_version,
+        &json!({}),
+        &deleted,
+        res.kind,
+    );
+    Ok(json_response(StatusCode::OK, body, &[]))
 }
 
 /// `POST selfsubjectreviews` (`kubectl auth whoami`).
@@ -496,7 +533,7 @@ fn self_subject_review(call: &Call) -> Result<Response, ApiError> {
     Ok(object_response(StatusCode::CREATED, &body, &[]))
 }
 
-/// A `Body` from JSON bytes (for streaming helpers).
+/// A `Body` of one JSON document, encoded as upstream (for streaming helpers).
 pub fn json_body(v: &Value) -> Body {
-    Body::from(serde_json::to_vec(v).unwrap_or_default())
+    Body::from(crate::wire::to_vec(v))
 }

@@ -838,7 +838,8 @@ mod tests {
 
     // ---- the middleware ----
 
-    const UNAUTHORIZED: &str = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}"#;
+    // json.Encoder's trailing newline, as upstream.
+    const UNAUTHORIZED: &str = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":\"Unauthorized\",\"reason\":\"Unauthorized\",\"code\":401}\n";
 
     /// A router whose handlers echo the user and whether the Authorization
     /// header reached them, behind [`authenticate`], with `tokens` (if any)

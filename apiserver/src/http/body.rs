@@ -3,7 +3,9 @@
 //!
 //! An object is normalized by decoding it into its k8s-openapi type and
 //! encoding it again, exactly as kube-apiserver decodes into Go structs:
-//! unknown fields are dropped. Comparing the body with the normalized
+//! unknown fields are dropped. A value of the wrong JSON type is reported
+//! in Go's words (`json: cannot unmarshal bool into Go struct field …`,
+//! [`crate::wire::typecheck`]). Comparing the body with the normalized
 //! object names the unknown fields for `fieldValidation`.
 
 use std::cell::RefCell;
@@ -166,8 +168,12 @@ pub fn admit_object(
         )));
     }
     let normalized = (res.normalize)(raw.clone()).map_err(|e| {
+        // Go's own words for a value of the wrong JSON type; serde's
+        // message for anything else the typed decode rejects.
+        let why = crate::wire::typecheck::type_error(&raw, res.api_version, res.kind)
+            .unwrap_or_else(|| e.to_string());
         ApiError::bad_request(format!(
-            "{} in version \"{}\" cannot be handled as a {}: {e}",
+            "{} in version \"{}\" cannot be handled as a {}: {why}",
             res.kind, res.version, res.kind
         ))
     })?;
@@ -318,6 +324,18 @@ mod tests {
         assert_eq!(d.raw["a"], 3);
         assert!(parse_json(b"{").is_err());
         assert!(parse_json(b"{} x").is_err());
+    }
+
+    #[test]
+    fn type_errors_read_as_go() {
+        let res = crate::registry::resource::find("apps", "v1", "deployments").unwrap();
+        let d = parse_json(br#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":true}},"spec":{"containers":[{"name":"c","image":"i"}]}}}}"#).unwrap();
+        let err = admit_object(res, d, FieldValidation::Strict).unwrap_err();
+        assert_eq!(err.code(), 400);
+        assert_eq!(
+            err.message(),
+            "Deployment in version \"v1\" cannot be handled as a Deployment: json: cannot unmarshal bool into Go struct field ObjectMeta.spec.template.metadata.labels of type string"
+        );
     }
 
     #[test]

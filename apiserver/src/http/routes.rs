@@ -148,7 +148,8 @@ mod tests {
         (code, ctype, String::from_utf8(body.to_vec()).expect("utf8"))
     }
 
-    const UNAUTHORIZED: &str = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}"#;
+    // json.Encoder's trailing newline, as upstream.
+    const UNAUTHORIZED: &str = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":\"Unauthorized\",\"reason\":\"Unauthorized\",\"code\":401}\n";
 
     #[tokio::test]
     async fn unauthenticated_requests_get_401_status() {

@@ -1,5 +1,5 @@
-//! Streaming watch responses: one JSON `WatchEvent` per line, flushed per
-//! event, ended by `timeoutSeconds`, by an ERROR event, or at shutdown.
+//! Streaming watch responses: one JSON `WatchEvent` per line (encoded as
+//! upstream by [`crate::wire::event`]), flushed per event, ended by `timeoutSeconds`, by an ERROR event, or at shutdown.
 
 use std::time::Duration;
 
@@ -68,16 +68,13 @@ pub async fn serve(
             futures::future::ready(Some(item))
         })
         .map(move |item| {
-            let mut event = event_json(res, item);
+            let (kind, mut object) = event_json(res, item);
             if let Some(t) = tables.as_mut()
-                && event["type"] != "BOOKMARK"
-                && let Some(obj) = event.get_mut("object")
+                && kind != "BOOKMARK"
             {
-                *obj = t.event_object(obj, time::OffsetDateTime::now_utc());
+                object = t.event_object(&object, time::OffsetDateTime::now_utc());
             }
-            let mut line = serde_json::to_vec(&event).unwrap_or_default();
-            line.push(b'\n');
-            Ok::<_, std::convert::Infallible>(line)
+            Ok::<_, std::convert::Infallible>(crate::wire::event(kind, &object))
         });
     let mut response = (StatusCode::OK, Body::from_stream(lines)).into_response();
     let h = response.headers_mut();
@@ -92,12 +89,12 @@ pub async fn serve(
     Ok(response)
 }
 
-/// The `{"type": …, "object": …}` line of one item.
-fn event_json(res: &ResourceInfo, item: WatchItem) -> Value {
+/// The type and object of one item's `{"type": …, "object": …}` line.
+fn event_json(res: &ResourceInfo, item: WatchItem) -> (&'static str, Value) {
     match item {
-        WatchItem::Added(o) => json!({"type": "ADDED", "object": o}),
-        WatchItem::Modified(o) => json!({"type": "MODIFIED", "object": o}),
-        WatchItem::Deleted(o) => json!({"type": "DELETED", "object": o}),
+        WatchItem::Added(o) => ("ADDED", o),
+        WatchItem::Modified(o) => ("MODIFIED", o),
+        WatchItem::Deleted(o) => ("DELETED", o),
         WatchItem::Bookmark {
             revision,
             initial_events_end,
@@ -107,11 +104,14 @@ fn event_json(res: &ResourceInfo, item: WatchItem) -> Value {
             if initial_events_end {
                 metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
             }
-            json!({"type": "BOOKMARK", "object": {"kind": res.kind, "apiVersion": res.api_version, "metadata": metadata}})
+            (
+                "BOOKMARK",
+                json!({"kind": res.kind, "apiVersion": res.api_version, "metadata": metadata}),
+            )
         }
         WatchItem::Error(e) => {
             let status: Value = serde_json::from_slice(&e.to_json()).unwrap_or(Value::Null);
-            json!({"type": "ERROR", "object": status})
+            ("ERROR", status)
         }
     }
 }

@@ -197,18 +197,10 @@ impl Registry {
     }
 
     /// Serializes an object for storage, without its resourceVersion.
+    /// Upstream's JSON form ([`crate::wire::storage_bytes`]: Go field order
+    /// and zero values), written without a copy of the object.
     fn encode(obj: &Value) -> Result<Vec<u8>, ApiError> {
-        if obj
-            .get("metadata")
-            .and_then(|m| m.get("resourceVersion"))
-            .is_none()
-        {
-            // Nothing to strip: serialize without a copy.
-            return serde_json::to_vec(obj).map_err(|e| ApiError::internal(e.to_string()));
-        }
-        let mut obj = obj.clone();
-        set_meta(&mut obj, "resourceVersion", None);
-        serde_json::to_vec(&obj).map_err(|e| ApiError::internal(e.to_string()))
+        Ok(crate::wire::storage_bytes(obj))
     }
 
     /// Reads one object.

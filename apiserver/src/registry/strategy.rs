@@ -1,5 +1,7 @@
 //! What differs between kinds when objects are created and updated: the
-//! status/spec split, `metadata.generation`, name rules, and initial status.
+//! status/spec split, `metadata.generation`, name rules, and initial status
+//! (Pods `Pending` with their QoS class; PersistentVolumes and claims
+//! `Pending`, as upstream's defaulting on every read gives them).
 //! Mirrors the `PrepareForCreate`/`PrepareForUpdate` hooks of upstream's
 //! `pkg/registry/<group>/<kind>/strategy.go`.
 
@@ -60,6 +62,13 @@ pub fn prepare_for_create(res: &ResourceInfo, obj: &mut Value) {
             }
         }
         ("", "pods") => {
+            let qos = pod_qos_class(map.get("spec"));
+            map.insert(
+                "status".into(),
+                json!({"phase": "Pending", "qosClass": qos}),
+            );
+        }
+        ("", "persistentvolumes" | "persistentvolumeclaims") => {
             map.insert("status".into(), json!({"phase": "Pending"}));
         }
         ("", "secrets") => {
@@ -99,8 +108,20 @@ pub fn prepare_for_update(res: &ResourceInfo, new: &mut Value, old: &Value) {
 }
 
 /// Update of `/status`: only status changes; everything else is `old`'s.
+/// A PersistentVolume's or claim's empty phase reads as `Pending`
+/// (upstream's defaulting).
 pub fn prepare_for_status_update(new: &Value, old: &Value) -> Value {
     let mut out = old.clone();
+    let pending_default = matches!(
+        (
+            old.get("apiVersion").and_then(Value::as_str),
+            old.get("kind").and_then(Value::as_str)
+        ),
+        (
+            Some("v1"),
+            Some("PersistentVolume" | "PersistentVolumeClaim")
+        )
+    );
     if let Some(map) = out.as_object_mut() {
         match new.get("status") {
             Some(status) => {
@@ -108,6 +129,17 @@ pub fn prepare_for_status_update(new: &Value, old: &Value) -> Value {
             }
             None => {
                 map.remove("status");
+            }
+        }
+        if pending_default {
+            let status = map.entry("status").or_insert_with(|| json!({}));
+            if let Some(status) = status.as_object_mut()
+                && status
+                    .get("phase")
+                    .and_then(Value::as_str)
+                    .is_none_or(str::is_empty)
+            {
+                status.insert("phase".into(), json!("Pending"));
             }
         }
     }
@@ -127,7 +159,176 @@ fn carry_generation(res: &ResourceInfo, new: &mut Value, old: &Value) {
         .and_then(|m| m.get("generation"))
         .and_then(Value::as_i64)
         .unwrap_or(1);
-    let changed = without_meta_and_status(new) != without_meta_and_status(old);
+    // Compared as Go compares structs: absent and zero are the same (stored
+    // objects carry Go's zero values, request bodies need not).
+    let changed = crate::wire::to_vec(&without_meta_and_status(new))
+        != crate::wire::to_vec(&without_meta_and_status(old));
     let generation = if changed { old_gen + 1 } else { old_gen };
     set_meta(new, "generation", Some(json!(generation)));
+}
+
+/// Upstream's `ComputePodQOS` (pod-level resources are alpha and off in
+/// v1.33): only cpu and memory above zero count, summed over containers
+/// and init containers. No requests or limits: `BestEffort`; every
+/// container limiting both cpu and memory, and the summed requests equal to
+/// the summed limits: `Guaranteed`; otherwise `Burstable`.
+pub fn pod_qos_class(spec: Option<&Value>) -> &'static str {
+    use std::collections::BTreeMap;
+    let mut requests: BTreeMap<&str, i128> = BTreeMap::new();
+    let mut limits: BTreeMap<&str, i128> = BTreeMap::new();
+    let mut guaranteed = true;
+    let containers = ["containers", "initContainers"]
+        .into_iter()
+        .filter_map(|k| spec?.get(k)?.as_array())
+        .flatten();
+    for c in containers {
+        let resources = c.get("resources");
+        let positive = |what: &str| {
+            resources
+                .and_then(|r| r.get(what))
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .filter(|(name, _)| matches!(name.as_str(), "cpu" | "memory"))
+                .filter_map(|(name, q)| Some((name.as_str(), quantity_nanos(q)?)))
+                .filter(|(_, q)| *q > 0)
+                .collect::<Vec<_>>()
+        };
+        for (name, q) in positive("requests") {
+            *requests.entry(name).or_default() += q;
+        }
+        let found = positive("limits");
+        for (name, q) in &found {
+            *limits.entry(name).or_default() += q;
+        }
+        let has = |n: &str| found.iter().any(|(name, _)| *name == n);
+        if !(has("cpu") && has("memory")) {
+            guaranteed = false;
+        }
+    }
+    if requests.is_empty() && limits.is_empty() {
+        return "BestEffort";
+    }
+    if guaranteed
+        && requests.len() == limits.len()
+        && requests.iter().all(|(n, q)| limits.get(n) == Some(q))
+    {
+        return "Guaranteed";
+    }
+    "Burstable"
+}
+
+/// A `resource.Quantity` in units of 10⁻⁹ (`None` if it does not parse).
+fn quantity_nanos(v: &Value) -> Option<i128> {
+    let text = match v {
+        Value::String(s) => s.trim().to_string(),
+        Value::Number(n) => n.to_string(),
+        _ => return None,
+    };
+    let (negative, rest) = match text.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, text.strip_prefix('+').unwrap_or(&text)),
+    };
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(rest.len());
+    let (number, suffix) = rest.split_at(end);
+    let (whole, frac) = number.split_once('.').unwrap_or((number, ""));
+    if whole.is_empty() && frac.is_empty() {
+        return None;
+    }
+    let (exp10, exp2): (i32, u32) = match suffix {
+        "" => (0, 0),
+        "n" => (-9, 0),
+        "u" => (-6, 0),
+        "m" => (-3, 0),
+        "k" => (3, 0),
+        "M" => (6, 0),
+        "G" => (9, 0),
+        "T" => (12, 0),
+        "P" => (15, 0),
+        "E" => (18, 0),
+        "Ki" => (0, 10),
+        "Mi" => (0, 20),
+        "Gi" => (0, 30),
+        "Ti" => (0, 40),
+        "Pi" => (0, 50),
+        "Ei" => (0, 60),
+        s if s.starts_with(['e', 'E']) => (s[1..].parse().ok()?, 0),
+        _ => return None,
+    };
+    let digits = format!("{whole}{frac}");
+    let digits = digits.trim_start_matches('0');
+    if digits.len() > 30 {
+        return None;
+    }
+    let mantissa: i128 = if digits.is_empty() {
+        0
+    } else {
+        digits.parse().ok()?
+    };
+    let scale = exp10 - i32::try_from(frac.len()).ok()? + 9;
+    let mut nanos = mantissa.checked_mul(1i128.checked_shl(exp2)?)?;
+    if scale >= 0 {
+        nanos = nanos.checked_mul(10i128.checked_pow(u32::try_from(scale).ok()?)?)?;
+    } else {
+        let div = 10i128.checked_pow(u32::try_from(-scale).ok()?)?;
+        nanos = nanos / div + i128::from(nanos % div != 0);
+    }
+    Some(if negative { -nanos } else { nanos })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn qos(spec: Value) -> &'static str {
+        pod_qos_class(Some(&spec))
+    }
+
+    #[test]
+    fn pod_qos_as_upstream() {
+        let c = |r: Value| json!({"name": "c", "resources": r});
+        assert_eq!(qos(json!({"containers": [c(json!({}))]})), "BestEffort");
+        // Only non-cpu/memory resources, or zero quantities: BestEffort.
+        assert_eq!(
+            qos(json!({"containers": [c(json!({"limits": {"nvidia.com/gpu": "1", "cpu": "0"}}))]})),
+            "BestEffort"
+        );
+        assert_eq!(
+            qos(json!({"containers": [c(json!({"requests": {"cpu": "100m"}}))]})),
+            "Burstable"
+        );
+        let both = json!({"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1000m", "memory": "1024Mi"}});
+        assert_eq!(qos(json!({"containers": [c(both.clone())]})), "Guaranteed");
+        // An init container without limits makes it Burstable.
+        assert_eq!(
+            qos(
+                json!({"containers": [c(both.clone())], "initContainers": [c(json!({"requests": {"cpu": "1"}}))]})
+            ),
+            "Burstable"
+        );
+        // Limits without requests (defaulting copies them; summed equal).
+        assert_eq!(
+            qos(
+                json!({"containers": [c(json!({"limits": {"cpu": "2", "memory": "1G"}, "requests": {"cpu": "2", "memory": "1000M"}}))]})
+            ),
+            "Guaranteed"
+        );
+        assert_eq!(
+            qos(
+                json!({"containers": [c(json!({"limits": {"cpu": "2", "memory": "1G"}, "requests": {"cpu": "1", "memory": "1G"}}))]})
+            ),
+            "Burstable"
+        );
+    }
+
+    #[test]
+    fn quantities_in_nanos() {
+        assert_eq!(quantity_nanos(&json!("100m")), Some(100_000_000));
+        assert_eq!(quantity_nanos(&json!("1Ki")), Some(1024 * 1_000_000_000));
+        assert_eq!(quantity_nanos(&json!("1e3")), Some(1000 * 1_000_000_000));
+        assert_eq!(quantity_nanos(&json!(2)), Some(2_000_000_000));
+        assert_eq!(quantity_nanos(&json!("x")), None);
+    }
 }
