@@ -179,8 +179,7 @@ impl<'a> Encoder<'a> {
                 self.out.push(b',');
             }
             first = false;
-            string(self.out, &f.json);
-            self.out.push(b':');
+            self.out.extend_from_slice(&f.key);
             match v {
                 Some(Value::Object(meta)) if skip.metadata_rv && &*f.json == "metadata" => {
                     let rv = Skip {

@@ -74,6 +74,8 @@ pub struct Type {
 pub struct Field {
     /// The JSON key.
     pub json: Box<str>,
+    /// `"key":` as written (rendered once).
+    pub key: Box<[u8]>,
     /// Its type.
     pub ty: TypeId,
     /// `omitempty` in the tag.
@@ -194,8 +196,13 @@ impl Table {
             let go = s[0].as_str().ok_or("struct name")?.into();
             let mut fields = Vec::new();
             for f in arr(&s[1], "fields")? {
+                let json: Box<str> = f[0].as_str().ok_or("field name")?.into();
+                let mut key = Vec::with_capacity(json.len() + 3);
+                super::encode::string(&mut key, &json);
+                key.push(b':');
                 fields.push(Field {
-                    json: f[0].as_str().ok_or("field name")?.into(),
+                    json,
+                    key: key.into(),
                     ty: index(&f[1], n_types)?,
                     omitempty: f[2].as_u64() == Some(1),
                 });
