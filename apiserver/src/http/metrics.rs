@@ -425,14 +425,23 @@ mod tests {
         )
     }
 
+    /// (verb, group, version, resource, subresource, scope, dry_run).
+    type Want = (
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+    );
+
+    /// Method, URI, content type, expected labels.
+    type Case = (Method, &'static str, Option<&'static str>, Want);
+
     #[test]
     fn verbs_and_scopes_as_upstream() {
-        let cases: &[(
-            Method,
-            &str,
-            Option<&'static str>,
-            (&str, &str, &str, &str, &str, &str, &str),
-        )] = &[
+        let cases: &[Case] = &[
             (
                 Method::GET,
                 "/api/v1/namespaces/default/pods",
