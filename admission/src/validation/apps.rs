@@ -384,3 +384,72 @@ pub(super) fn daemon_set(obj: &Value, old: Option<&Value>) -> Vec<Cause> {
     immutable_selector(obj, old, &mut out);
     out
 }
+
+/// A core/v1 ReplicationController (upstream
+/// `ValidateReplicationControllerSpec`, `ValidatePodTemplateSpecForRC`):
+/// a non-empty selector map matching the template labels, replicas, and
+/// a pod template that restarts Always with no deadline.
+pub(super) fn replication_controller(obj: &Value) -> Vec<Cause> {
+    let mut out = Vec::new();
+    let spec = spec(obj);
+    let path = Path::new("spec");
+    non_negative(
+        spec.get("minReadySeconds"),
+        &path.child("minReadySeconds"),
+        &mut out,
+    );
+    let selector = spec
+        .get("selector")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    if selector.is_empty() {
+        out.push(Cause::required(path.child("selector"), ""));
+    }
+    match spec.get("replicas").filter(|v| !v.is_null()) {
+        None => out.push(Cause::required(path.child("replicas"), "")),
+        Some(r) => non_negative(Some(r), &path.child("replicas"), &mut out),
+    }
+    let tp = path.child("template");
+    let Some(template) = spec.get("template").and_then(Value::as_object) else {
+        out.push(Cause::required(&tp, ""));
+        return out;
+    };
+    let labels = template
+        .get("metadata")
+        .and_then(|m| m.get("labels"))
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    if !selector.is_empty() && selector.iter().any(|(k, v)| labels.get(k) != Some(v)) {
+        out.push(Cause::invalid(
+            tp.child("metadata").child("labels"),
+            &Value::Object(labels),
+            "`selector` does not match template `labels`",
+        ));
+    }
+    out.extend(pod::template(spec.get("template"), &tp));
+    let restart = template
+        .get("spec")
+        .and_then(|s| s.get("restartPolicy"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if restart != "Always" {
+        out.push(Cause::not_supported(
+            tp.child("spec").child("restartPolicy"),
+            &json!(restart),
+            &["Always"],
+        ));
+    }
+    if template
+        .get("spec")
+        .and_then(|s| s.get("activeDeadlineSeconds"))
+        .is_some_and(|v| !v.is_null())
+    {
+        out.push(Cause::forbidden(
+            tp.child("spec").child("activeDeadlineSeconds"),
+            "activeDeadlineSeconds in ReplicationController is not Supported",
+        ));
+    }
+    out
+}

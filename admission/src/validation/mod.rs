@@ -73,6 +73,7 @@ pub fn validate(group: &str, kind: &str, obj: &Value, old: Option<&Value>) -> Ve
         ("apps", "DaemonSet") => apps::daemon_set(obj, old),
         ("batch", "Job") => batch::job(obj, old),
         ("batch", "CronJob") => batch::cron_job(obj, old),
+        ("", "ReplicationController") => apps::replication_controller(obj),
         ("", "Pod") => pod::pod(obj, old),
         ("", "PodTemplate") => pod::template(obj.get("template"), &Path::new("template")),
         ("", "Service") => service::service(obj, old),

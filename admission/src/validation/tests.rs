@@ -611,3 +611,23 @@ fn affinity_tolerations_security() {
         ]
     );
 }
+
+#[test]
+fn replication_controllers() {
+    let rc = json!({"metadata": {"name": "rc"}, "spec": {"replicas": 2,
+        "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}});
+    // The selector defaults to the template labels.
+    assert!(check("", "ReplicationController", rc.clone(), None).is_empty());
+    let mut bad = rc;
+    bad["spec"]["selector"] = json!({"app": "other"});
+    bad["spec"]["template"]["spec"]["restartPolicy"] = json!("Never");
+    bad["spec"]["template"]["spec"]["containers"][0]["image"] = json!("");
+    assert_eq!(
+        check("", "ReplicationController", bad, None),
+        [
+            r#"spec.template.metadata.labels: Invalid value: map[string]string{"app":"web"}: `selector` does not match template `labels`"#,
+            "spec.template.spec.containers[0].image: Required value",
+            r#"spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always""#,
+        ]
+    );
+}
