@@ -220,11 +220,22 @@ impl Env {
         assert!(out.ends_with(" created\n"), "create -f {object}: {out}");
     }
 
-    /// Creates namespace `name` from a manifest.
+    /// Creates namespace `name` from a manifest, then waits (up to 10 s)
+    /// for the `kube-root-ca.crt` ConfigMap the root CA publisher adds to
+    /// every namespace, so that lists of the namespace are deterministic.
     pub fn namespace(&self, k: &Path, name: &str) {
         let file = self.manifest(&namespace(name));
         let out = ok(k, &self.server, &["create", "-f", &file]);
         assert_eq!(out, format!("namespace/{name} created\n"));
+        let args = ["get", "cm", "kube-root-ca.crt", "-n", name, "-o", "name"];
+        let start = std::time::Instant::now();
+        while !kubectl(k, &self.server, &args).status.success() {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "no kube-root-ca.crt in namespace {name}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 }
 

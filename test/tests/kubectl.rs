@@ -189,7 +189,11 @@ async fn create_from_a_file_then_get_in_every_output_format() {
         );
 
         let table = ok(k, s, &["get", "configmaps", "-n", &ns]);
-        assert_eq!(column(&table, 0), ["NAME", "x"], "{table}");
+        assert_eq!(
+            column(&table, 0),
+            ["NAME", "kube-root-ca.crt", "x"],
+            "{table}"
+        );
         assert!(is_age(cells(&table)[1].last().unwrap_or(&"")), "{table}");
 
         let cm = get_json(k, s, &["get", "cm", "x", "-n", &ns]);
@@ -210,8 +214,12 @@ async fn create_from_a_file_then_get_in_every_output_format() {
 
         let list = get_json(k, s, &["get", "cm", "-n", &ns]);
         assert_eq!(list["kind"], "List", "{list}");
-        assert_eq!(list["items"][0]["metadata"]["name"], "x", "{list}");
-        assert_eq!(list["items"].as_array().map(Vec::len), Some(1), "{list}");
+        assert_eq!(
+            list["items"][0]["metadata"]["name"], "kube-root-ca.crt",
+            "{list}"
+        );
+        assert_eq!(list["items"][1]["metadata"]["name"], "x", "{list}");
+        assert_eq!(list["items"].as_array().map(Vec::len), Some(2), "{list}");
 
         let yaml = ok(k, s, &["get", "cm", "x", "-n", &ns, "-o", "yaml"]);
         for line in [
@@ -247,7 +255,7 @@ async fn create_from_a_file_then_get_in_every_output_format() {
         );
         assert_eq!(
             ok(k, s, &["get", "cm", "-n", &ns, "-o", "name"]),
-            "configmap/x\n"
+            "configmap/kube-root-ca.crt\nconfigmap/x\n"
         );
         let custom = ok(
             k,
@@ -263,7 +271,11 @@ async fn create_from_a_file_then_get_in_every_output_format() {
         );
         assert_eq!(
             cells(&custom),
-            [vec!["NAME", "A", "APP"], vec!["x", "1", "web"]]
+            [
+                vec!["NAME", "A", "APP"],
+                vec!["kube-root-ca.crt", "<none>", "<none>"],
+                vec!["x", "1", "web"]
+            ]
         );
     }
 }
@@ -286,10 +298,14 @@ async fn get_several_kinds_at_once() {
             ["NAME", "deployment.apps/web"],
             "{out}"
         );
-        assert_eq!(column(tables[1], 0), ["NAME", "configmap/x"], "{out}");
+        assert_eq!(
+            column(tables[1], 0),
+            ["NAME", "configmap/kube-root-ca.crt", "configmap/x"],
+            "{out}"
+        );
         assert_eq!(
             ok(k, s, &["get", "deploy,cm", "-n", &ns, "-o", "name"]),
-            "deployment.apps/web\nconfigmap/x\n"
+            "deployment.apps/web\nconfigmap/kube-root-ca.crt\nconfigmap/x\n"
         );
     }
 }
@@ -316,7 +332,13 @@ async fn all_namespaces_lists_objects_of_every_namespace() {
                 .collect();
             assert_eq!(
                 mine,
-                [(a.as_str(), "x"), (b.as_str(), "x"), (b.as_str(), "y")],
+                [
+                    (a.as_str(), "kube-root-ca.crt"),
+                    (a.as_str(), "x"),
+                    (b.as_str(), "kube-root-ca.crt"),
+                    (b.as_str(), "x"),
+                    (b.as_str(), "y")
+                ],
                 "{table}"
             );
         }
@@ -462,10 +484,12 @@ async fn chunked_list_returns_every_object() {
     for (i, k) in env.each() {
         let ns = format!("chunks-{i}");
         env.namespace(k, &ns);
-        let names: Vec<String> = (0..10).map(|n| format!("cm-{n}")).collect();
+        // Nine and the namespace's kube-root-ca.crt: ten objects.
+        let mut names: Vec<String> = (0..9).map(|n| format!("cm-{n}")).collect();
         for name in &names {
             env.create(k, &ns, &configmap(name, json!({}), json!({})));
         }
+        names.push("kube-root-ca.crt".into());
         let expected: String = names.iter().map(|n| format!("configmap/{n}\n")).collect();
 
         assert_eq!(
@@ -850,7 +874,9 @@ async fn delete_removes_objects() {
         assert_deleted(k, &lines[0], r#"configmap "y""#, Some(&ns));
         assert_deleted(k, &lines[1], r#"configmap "z""#, Some(&ns));
 
-        let out = kubectl(k, s, &["get", "cm", "-n", &ns]);
+        // Everything but the root CA bundle the cluster keeps there.
+        let rest = "metadata.name!=kube-root-ca.crt";
+        let out = kubectl(k, s, &["get", "cm", "-n", &ns, "--field-selector", rest]);
         assert!(out.status.success(), "{}", stderr(&out));
         assert_eq!(stdout(&out), "");
         assert_eq!(
@@ -903,6 +929,7 @@ async fn watch_prints_added_modified_deleted() {
             events,
             [
                 ("ADDED", "before"),
+                ("ADDED", "kube-root-ca.crt"),
                 ("ADDED", "x"),
                 ("MODIFIED", "x"),
                 ("DELETED", "x")
@@ -1093,14 +1120,20 @@ async fn label_selectors_filter_lists_and_deletes() {
         for (selector, expected) in [
             ("app=web", "configmap/web-1\nconfigmap/web-2\n"),
             ("app==web", "configmap/web-1\nconfigmap/web-2\n"),
-            ("app!=web", "configmap/api-1\nconfigmap/plain\n"),
+            (
+                "app!=web",
+                "configmap/api-1\nconfigmap/kube-root-ca.crt\nconfigmap/plain\n",
+            ),
             (
                 "app in (web,api)",
                 "configmap/api-1\nconfigmap/web-1\nconfigmap/web-2\n",
             ),
-            ("app notin (web)", "configmap/api-1\nconfigmap/plain\n"),
+            (
+                "app notin (web)",
+                "configmap/api-1\nconfigmap/kube-root-ca.crt\nconfigmap/plain\n",
+            ),
             ("app", "configmap/api-1\nconfigmap/web-1\nconfigmap/web-2\n"),
-            ("!app", "configmap/plain\n"),
+            ("!app", "configmap/kube-root-ca.crt\nconfigmap/plain\n"),
             ("app=web,tier=front", "configmap/web-1\n"),
         ] {
             assert_eq!(
@@ -1140,7 +1173,7 @@ async fn label_selectors_filter_lists_and_deletes() {
         assert_deleted(k, &lines[1], r#"configmap "web-2""#, Some(&ns));
         assert_eq!(
             ok(k, s, &["get", "cm", "-n", &ns, "-o", "name"]),
-            "configmap/api-1\nconfigmap/plain\n"
+            "configmap/api-1\nconfigmap/kube-root-ca.crt\nconfigmap/plain\n"
         );
     }
 }
@@ -1187,7 +1220,11 @@ async fn field_selectors_filter_lists() {
                 "metadata.name!=x",
             ],
         );
-        assert_eq!(column(&table, 0), ["NAME", "y"], "{table}");
+        assert_eq!(
+            column(&table, 0),
+            ["NAME", "kube-root-ca.crt", "y"],
+            "{table}"
+        );
         let across = ok(
             k,
             s,
