@@ -241,6 +241,57 @@ async fn discovery_lists_every_subresource() {
         .expect("bindings in aggregated discovery");
     assert_eq!(bindings["scope"], "Namespaced");
 
+    // OpenAPI lists a path for every subresource discovery lists.
+    let doc = api.get("/openapi/v3/api/v1").await.expect(200);
+    let paths = doc["paths"].as_object().expect("paths");
+    for r in &resources {
+        let name = r["name"].as_str().unwrap_or_default();
+        let Some((parent, sub)) = name.split_once('/') else {
+            continue;
+        };
+        let path = if r["namespaced"] == true {
+            format!("/api/v1/namespaces/{{namespace}}/{parent}/{{name}}/{sub}")
+        } else {
+            format!("/api/v1/{parent}/{{name}}/{sub}")
+        };
+        assert!(
+            paths.contains_key(&path),
+            "{path} missing from /openapi/v3/api/v1"
+        );
+    }
+    let op = |path: &str, method: &str| paths[path][method]["operationId"].clone();
+    let base = "/api/v1/namespaces/{namespace}/pods/{name}";
+    assert_eq!(
+        op(&format!("{base}/eviction"), "post"),
+        "createCoreV1NamespacedPodEviction"
+    );
+    assert_eq!(
+        op(&format!("{base}/exec"), "get"),
+        "connectCoreV1GetNamespacedPodExec"
+    );
+    assert_eq!(
+        op(&format!("{base}/log"), "get"),
+        "readCoreV1NamespacedPodLog"
+    );
+    assert_eq!(
+        op(&format!("{base}/proxy/{{path}}"), "head"),
+        "connectCoreV1HeadNamespacedPodProxyWithPath"
+    );
+    assert_eq!(
+        op("/api/v1/namespaces/{namespace}/bindings", "post"),
+        "createCoreV1NamespacedBinding"
+    );
+    assert_eq!(
+        paths[&format!("{base}/eviction")]["post"]["requestBody"]["content"]["*/*"]["schema"]["$ref"],
+        "#/components/schemas/io.k8s.api.policy.v1.Eviction"
+    );
+    assert!(doc["components"]["schemas"]["io.k8s.api.policy.v1.Eviction"].is_object());
+    let v2 = api.get("/openapi/v2").await.expect(200);
+    assert_eq!(
+        v2["paths"][&format!("{base}/log")]["get"]["responses"]["200"]["schema"],
+        json!({"type": "string"})
+    );
+
     for (_, k) in env.each() {
         let out = ok(k, &env.server, &["api-resources", "--api-group="]);
         assert!(

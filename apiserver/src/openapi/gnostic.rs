@@ -96,6 +96,12 @@ pub struct PathItem {
     /// `delete = 5`.
     #[prost(message, optional, tag = "5")]
     pub delete: Option<Operation>,
+    /// `options = 6`.
+    #[prost(message, optional, tag = "6")]
+    pub options: Option<Operation>,
+    /// `head = 7`.
+    #[prost(message, optional, tag = "7")]
+    pub head: Option<Operation>,
     /// `patch = 8`.
     #[prost(message, optional, tag = "8")]
     pub patch: Option<Operation>,
@@ -599,6 +605,8 @@ pub fn encode(doc: &Value) -> Vec<u8> {
                     put: op(item, "put"),
                     post: op(item, "post"),
                     delete: op(item, "delete"),
+                    options: op(item, "options"),
+                    head: op(item, "head"),
                     patch: op(item, "patch"),
                     parameters: parameters(item),
                 }),

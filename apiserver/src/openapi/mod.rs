@@ -25,6 +25,7 @@ pub mod handler;
 pub mod params;
 pub mod paths;
 pub mod schemas;
+pub mod subresource;
 pub mod v2;
 pub mod v3;
 

@@ -32,6 +32,10 @@ pub enum Method {
     Delete,
     /// GET.
     Get,
+    /// HEAD (proxy subresources).
+    Head,
+    /// OPTIONS (proxy subresources).
+    Options,
     /// PATCH.
     Patch,
     /// POST.
@@ -46,6 +50,8 @@ impl Method {
         match self {
             Method::Delete => "delete",
             Method::Get => "get",
+            Method::Head => "head",
+            Method::Options => "options",
             Method::Patch => "patch",
             Method::Post => "post",
             Method::Put => "put",
@@ -74,6 +80,10 @@ pub enum Produces {
     Object,
     /// json, json;stream=watch, protobuf, protobuf;stream=watch, yaml.
     Stream,
+    /// `*/*` (connect subresources).
+    Any,
+    /// text/plain, json, yaml, protobuf (`pods/log`).
+    Text,
 }
 
 /// One operation.
@@ -476,6 +486,8 @@ pub fn resource(r: &ResourceInfo, kind_def: &str, list_def: &str) -> Vec<PathIte
             ),
         });
     }
+
+    out.extend(super::subresource::items(r, &coll, &n.kind_def));
 
     if r.namespaced {
         let mut p: Vec<(Param, Option<String>)> =

@@ -42,7 +42,11 @@ fn operation(op: &Op, tag: &str) -> Value {
     for code in &op.codes {
         responses.insert(
             (*code).to_owned(),
-            json!({"description": code_description(code), "schema": Form::V2.reference(&op.response)}),
+            json!({"description": code_description(code), "schema": if op.response == super::subresource::STRING {
+                json!({"type": "string"})
+            } else {
+                Form::V2.reference(&op.response)
+            }}),
         );
     }
     responses.insert("401".to_owned(), json!({"description": "Unauthorized"}));

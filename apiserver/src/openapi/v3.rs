@@ -41,6 +41,13 @@ pub fn produces(p: Produces) -> &'static [&'static str] {
     match p {
         Produces::Object => OBJECT_TYPES,
         Produces::Stream => STREAM_TYPES,
+        Produces::Any => &["*/*"],
+        Produces::Text => &[
+            "application/json",
+            "application/vnd.kubernetes.protobuf",
+            "application/yaml",
+            "text/plain",
+        ],
     }
 }
 
@@ -68,7 +75,11 @@ fn param(p: &Param, description: Option<&str>) -> Value {
 }
 
 fn content(types: &[&str], def: &str) -> Value {
-    let schema = json!({ "schema": Form::V3.reference(def) });
+    let schema = if def == super::subresource::STRING {
+        json!({ "schema": {"type": "string"} })
+    } else {
+        json!({ "schema": Form::V3.reference(def) })
+    };
     Value::Object(
         types
             .iter()
@@ -157,7 +168,14 @@ pub fn group_version_items(
         if r.scale.is_some() {
             roots.push(paths::SCALE.to_owned());
         }
+        roots.extend(super::subresource::definitions(r).into_iter().map(str::to_owned));
     }
+    items.extend(super::subresource::virtual_items(group, version));
+    roots.extend(
+        super::subresource::virtual_definitions(group, version)
+            .into_iter()
+            .map(str::to_owned),
+    );
     (items, roots)
 }
 
