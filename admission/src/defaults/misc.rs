@@ -62,6 +62,7 @@ pub(crate) fn pvc(obj: &mut Map<String, Value>) {
 pub(crate) fn pvc_spec(obj: &mut Map<String, Value>) {
     if let Some(spec) = ensure_obj(obj, "spec") {
         default_str(spec, "volumeMode", "Filesystem");
+        super::quantities::requirements(spec, "resources");
     }
 }
 
@@ -81,6 +82,7 @@ pub(crate) fn persistent_volume(obj: &mut Map<String, Value>) {
     if let Some(spec) = ensure_obj(obj, "spec") {
         default_str(spec, "persistentVolumeReclaimPolicy", "Retain");
         default_str(spec, "volumeMode", "Filesystem");
+        super::quantities::list(spec, "capacity");
     }
     if let Some(status) = ensure_obj(obj, "status") {
         default_str(status, "phase", "Pending");

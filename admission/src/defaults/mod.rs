@@ -5,6 +5,7 @@
 
 mod misc;
 mod pod;
+mod quantities;
 mod service;
 mod workloads;
 
@@ -69,6 +70,8 @@ pub fn apply(group: &str, version: &str, kind: &str, obj: &mut Value, create: bo
         ("", "Secret") => misc::secret(map),
         ("", "PersistentVolumeClaim") => misc::persistent_volume_claim(map),
         ("", "PersistentVolume") => misc::persistent_volume(map),
+        ("", "ResourceQuota") => quantities::resource_quota(map),
+        ("", "LimitRange") => quantities::limit_range(map),
         ("autoscaling", "HorizontalPodAutoscaler") if version == "v1" => misc::hpa_v1(map),
         ("autoscaling", "HorizontalPodAutoscaler") => misc::hpa_v2(map),
         ("networking.k8s.io", "NetworkPolicy") => misc::network_policy(map),

@@ -45,6 +45,8 @@ pub(crate) fn pod_spec(spec: &mut Map<String, Value>) {
         each_obj_mut(spec, key, container);
     }
     each_obj_mut(spec, "volumes", volume);
+    super::quantities::list(spec, "overhead");
+    super::quantities::requirements(spec, "resources");
 }
 
 /// `SetDefaults_Pod` extras that apply to Pods but not to templates:
@@ -147,6 +149,7 @@ pub(crate) fn container(c: &mut Map<String, Value>) {
         c.insert("imagePullPolicy".into(), json!(policy));
     }
     default(c, "resources", empty_obj());
+    super::quantities::requirements(c, "resources");
     each_obj_mut(c, "ports", |p| default_str(p, "protocol", "TCP"));
     for probe in ["livenessProbe", "readinessProbe", "startupProbe"] {
         if let Some(p) = obj_mut(c, probe) {
@@ -249,6 +252,12 @@ fn volume(v: &mut Map<String, Value>) {
         && let Some(spec) = obj_mut(t, "spec")
     {
         default_str(spec, "volumeMode", "Filesystem");
+        super::quantities::requirements(spec, "resources");
+    }
+    if let Some(e) = obj_mut(v, "emptyDir")
+        && let Some(limit) = e.get_mut("sizeLimit")
+    {
+        super::quantities::one(limit);
     }
 }
 

@@ -405,3 +405,66 @@ fn other_kinds_and_subresources_untouched() {
     Defaults.admit(&mut attrs).unwrap();
     assert_eq!(attrs.object, Some(json!({"spec": {"replicas": 2}})));
 }
+
+#[test]
+fn quantities_are_stored_canonical() {
+    // A chart's `cpu: 0.5`, `memory: 1024Mi`: stored as upstream prints them.
+    let pod = json!({"metadata": {"name": "q"}, "spec": {"containers": [{"name": "a", "image": "x",
+        "resources": {"limits": {"cpu": "1000m", "memory": "1024Mi"}, "requests": {"cpu": "0.5"}}}],
+        "volumes": [{"name": "tmp", "emptyDir": {"sizeLimit": "0.5Gi"}}]}});
+    let got = defaulted("", "v1", "Pod", pod);
+    assert_eq!(
+        got["spec"]["containers"][0]["resources"],
+        json!({"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "500m", "memory": "1Gi"}})
+    );
+    assert_eq!(got["spec"]["volumes"][0]["emptyDir"]["sizeLimit"], "512Mi");
+    let quota = json!({"spec": {"hard": {"requests.cpu": "2000m", "pods": "10"}}});
+    assert_eq!(
+        defaulted("", "v1", "ResourceQuota", quota)["spec"]["hard"],
+        json!({"requests.cpu": "2", "pods": "10"})
+    );
+}
+
+#[test]
+fn persistent_volumes_and_claims() {
+    let pv = json!({"spec": {"capacity": {"storage": "1024Mi"}, "accessModes": ["ReadWriteOnce"],
+        "hostPath": {"path": "/data"}}});
+    let got = defaulted("", "v1", "PersistentVolume", pv);
+    assert_eq!(got["spec"]["persistentVolumeReclaimPolicy"], "Retain");
+    assert_eq!(got["spec"]["volumeMode"], "Filesystem");
+    assert_eq!(got["spec"]["capacity"]["storage"], "1Gi");
+    assert_eq!(got["status"], json!({"phase": "Pending"}));
+    // An explicit policy is kept.
+    let pv = json!({"spec": {"persistentVolumeReclaimPolicy": "Delete", "volumeMode": "Block"}});
+    let got = defaulted("", "v1", "PersistentVolume", pv);
+    assert_eq!(got["spec"]["persistentVolumeReclaimPolicy"], "Delete");
+    assert_eq!(got["spec"]["volumeMode"], "Block");
+    let pvc = json!({"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}});
+    let got = defaulted("", "v1", "PersistentVolumeClaim", pvc);
+    assert_eq!(got["spec"]["volumeMode"], "Filesystem");
+    assert_eq!(got["status"], json!({"phase": "Pending"}));
+}
+
+#[test]
+fn role_binding_subjects_and_role_ref() {
+    let rb = json!({"roleRef": {"kind": "ClusterRole", "name": "view"},
+        "subjects": [{"kind": "User", "name": "alice"}, {"kind": "Group", "name": "devs"},
+                     {"kind": "ServiceAccount", "name": "default", "namespace": "x"}]});
+    let got = defaulted("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", rb);
+    assert_eq!(got["roleRef"]["apiGroup"], "rbac.authorization.k8s.io");
+    assert_eq!(got["subjects"][0]["apiGroup"], "rbac.authorization.k8s.io");
+    assert_eq!(got["subjects"][1]["apiGroup"], "rbac.authorization.k8s.io");
+    assert!(got["subjects"][2].get("apiGroup").is_none());
+}
+
+#[test]
+fn probe_zero_values_are_defaulted() {
+    let pod = json!({"spec": {"containers": [{"name": "a", "image": "x",
+        "readinessProbe": {"tcpSocket": {"port": 80}, "periodSeconds": 0, "timeoutSeconds": 5}}]}});
+    let got = defaulted("", "v1", "Pod", pod);
+    assert_eq!(
+        got["spec"]["containers"][0]["readinessProbe"],
+        json!({"tcpSocket": {"port": 80}, "periodSeconds": 10, "timeoutSeconds": 5,
+               "successThreshold": 1, "failureThreshold": 3})
+    );
+}

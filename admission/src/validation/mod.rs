@@ -13,7 +13,7 @@ mod network;
 mod other;
 mod pod;
 mod pod_update;
-mod quantity;
+pub(crate) mod quantity;
 mod rbac;
 mod security;
 mod service;

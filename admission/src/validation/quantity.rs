@@ -194,7 +194,6 @@ fn parse_suffix(s: &str) -> Option<(Format, i32, u32)> {
 }
 
 /// The canonical text of `s`, or `s` itself when it does not parse.
-#[cfg(test)]
 pub(crate) fn canonical(s: &str) -> String {
     Quantity::parse(s).map_or_else(|| s.to_owned(), |q| q.canonical())
 }
