@@ -1086,7 +1086,36 @@ async fn kubectl_get_prints_upstream_columns_for_every_kind() {
         "listable kinds without a case: {missing:?}"
     );
 
+    // FlowSchema lists come sorted by matching precedence, then name, as
+    // upstream's list printer sorts them (not in storage order).
+    for (name, precedence) in [("printers-fs-b", 3000), ("printers-fs-a", 1500)] {
+        let mut fs = all
+            .iter()
+            .find(|c| c.object["kind"] == "FlowSchema")
+            .expect("FlowSchema case")
+            .object
+            .clone();
+        fs["metadata"]["name"] = json!(name);
+        fs["spec"]["matchingPrecedence"] = json!(precedence);
+        let reply = api
+            .post("/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas", &fs)
+            .await;
+        assert_eq!(reply.status.as_u16(), 201, "{}", reply.text());
+    }
+
+    table_json(&api).await;
+
     for (_, k) in env.each() {
+        let out = cli::ok(k, &env.server, &["get", "flowschemas"]);
+        let ours: Vec<&str> = cli::column(&out, 0)
+            .into_iter()
+            .filter(|n| n.starts_with("printers-fs"))
+            .collect();
+        assert_eq!(
+            ours,
+            ["printers-fs-a", "printers-fs", "printers-fs-b"],
+            "{out}"
+        );
         for (c, obj) in all.iter().zip(&stored) {
             check_view(&env, k, c, obj, c.view, &[]);
             if let Some(view) = c.wide {
@@ -1094,6 +1123,65 @@ async fn kubectl_get_prints_upstream_columns_for_every_kind() {
             }
         }
     }
+}
+
+/// The Table JSON itself over raw HTTPS, where kubectl hides details:
+/// JSON cell types (PriorityClass's integer and boolean), column types and
+/// priorities, and IPAddress's extra age cell (upstream's printer appends
+/// it without a column; kubectl drops it).
+async fn table_json(api: &Api) {
+    const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io";
+    let pc = api
+        .get_as(
+            "/apis/scheduling.k8s.io/v1/priorityclasses/printers-high",
+            TABLE,
+        )
+        .await
+        .expect(200);
+    let columns: Vec<(Value, Value, Value)> = pc["columnDefinitions"]
+        .as_array()
+        .expect("columns")
+        .iter()
+        .map(|c| (c["name"].clone(), c["type"].clone(), c["priority"].clone()))
+        .collect();
+    assert_eq!(
+        columns,
+        [
+            (json!("Name"), json!("string"), json!(0)),
+            (json!("Value"), json!("integer"), json!(0)),
+            (json!("Global-Default"), json!("boolean"), json!(0)),
+            (json!("Age"), json!("string"), json!(0)),
+            (json!("PreemptionPolicy"), json!("string"), json!(0)),
+        ]
+    );
+    let cells = &pc["rows"][0]["cells"];
+    assert_eq!(cells[0], "printers-high");
+    assert_eq!(cells[1], 100_000);
+    assert_eq!(cells[2], false);
+    assert_eq!(cells[4], "Never");
+
+    let ip = api
+        .get_as("/apis/networking.k8s.io/v1/ipaddresses/10.250.0.7", TABLE)
+        .await
+        .expect(200);
+    assert_eq!(ip["columnDefinitions"].as_array().map(Vec::len), Some(2));
+    let cells = ip["rows"][0]["cells"].as_array().expect("cells");
+    assert_eq!(cells.len(), 3, "{ip}");
+    assert_eq!(cells[1], "services/printers/svc-1");
+    assert!(is_age(cells[2].as_str().unwrap_or("")), "{ip}");
+
+    // A kind with the default convertor: `Created At` is a date column and
+    // an empty list has `"rows": null`, as upstream's default table.
+    let roles = api
+        .get_as(
+            "/apis/rbac.authorization.k8s.io/v1/namespaces/printers-extra/roles",
+            TABLE,
+        )
+        .await
+        .expect(200);
+    assert_eq!(roles["columnDefinitions"][1]["name"], "Created At");
+    assert_eq!(roles["columnDefinitions"][1]["type"], "date");
+    assert_eq!(roles["rows"], Value::Null, "{roles}");
 }
 
 /// (group, kind) of a case's object.
