@@ -66,6 +66,22 @@ pub(crate) fn pod(pod: &mut Map<String, Value>, create: bool) {
     }
     pod_spec(spec);
     default(spec, "enableServiceLinks", json!(true));
+    // SetDefaults_Pod: with the host's network, a container port is also
+    // the host port (pod templates no longer get this in 1.33).
+    if spec.get("hostNetwork").and_then(Value::as_bool) == Some(true) {
+        for key in ["containers", "initContainers"] {
+            each_obj_mut(spec, key, |c| {
+                each_obj_mut(c, "ports", |p| {
+                    let host = p.get("hostPort").and_then(Value::as_i64).unwrap_or(0);
+                    if host == 0
+                        && let Some(cp) = p.get("containerPort").cloned()
+                    {
+                        p.insert("hostPort".into(), cp);
+                    }
+                });
+            });
+        }
+    }
     for key in ["containers", "initContainers"] {
         each_obj_mut(spec, key, requests_from_limits);
     }

@@ -43,7 +43,9 @@ pub(crate) fn resource_quota(obj: &mut Map<String, Value>) {
     }
 }
 
-/// A LimitRange: each limit's bounds and defaults.
+/// A LimitRange: each limit's quantities, and `SetDefaults_LimitRangeItem`
+/// for Container limits (the default limit falls back to `max`, the
+/// default request to the default limit, then to `min`).
 pub(crate) fn limit_range(obj: &mut Map<String, Value>) {
     if let Some(spec) = obj_mut(obj, "spec") {
         crate::json::each_obj_mut(spec, "limits", |l| {
@@ -56,7 +58,31 @@ pub(crate) fn limit_range(obj: &mut Map<String, Value>) {
             ] {
                 list(l, key);
             }
+            if crate::json::str_of(l, "type") == "Container" {
+                fill(l, "default", "max");
+                fill(l, "defaultRequest", "default");
+                fill(l, "defaultRequest", "min");
+            }
         });
+    }
+}
+
+/// Copies entries of `from` missing in `into`; an empty result stays
+/// absent (Go omits the empty map).
+fn fill(l: &mut Map<String, Value>, into: &str, from: &str) {
+    let Some(source) = l.get(from).and_then(Value::as_object).cloned() else {
+        return;
+    };
+    if source.is_empty() {
+        return;
+    }
+    if !l.get(into).is_some_and(Value::is_object) {
+        l.insert(into.to_owned(), Value::Object(Map::new()));
+    }
+    if let Some(target) = obj_mut(l, into) {
+        for (k, v) in source {
+            target.entry(k).or_insert(v);
+        }
     }
 }
 
@@ -65,6 +91,26 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn limit_range_defaults() {
+        let mut lr = json!({"spec": {"limits": [
+            {"type": "Container", "max": {"cpu": "2", "memory": "1Gi"}, "min": {"cpu": "100m"},
+             "default": {"cpu": "1"}},
+            {"type": "Pod", "max": {"cpu": "4"}},
+        ]}});
+        limit_range(lr.as_object_mut().unwrap());
+        assert_eq!(
+            lr["spec"]["limits"][0],
+            json!({"type": "Container", "max": {"cpu": "2", "memory": "1Gi"}, "min": {"cpu": "100m"},
+                   "default": {"cpu": "1", "memory": "1Gi"},
+                   "defaultRequest": {"cpu": "1", "memory": "1Gi"}})
+        );
+        assert_eq!(
+            lr["spec"]["limits"][1],
+            json!({"type": "Pod", "max": {"cpu": "4"}})
+        );
+    }
 
     #[test]
     fn canonical_in_place() {

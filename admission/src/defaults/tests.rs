@@ -468,3 +468,24 @@ fn probe_zero_values_are_defaulted() {
                "successThreshold": 1, "failureThreshold": 3})
     );
 }
+
+#[test]
+fn host_network_pods_default_host_ports() {
+    let pod = json!({"spec": {"hostNetwork": true, "containers": [{"name": "a", "image": "x",
+        "ports": [{"containerPort": 8080}, {"containerPort": 9090, "hostPort": 9090}]}]}});
+    let got = defaulted("", "v1", "Pod", pod);
+    assert_eq!(
+        got["spec"]["containers"][0]["ports"],
+        json!([{"containerPort": 8080, "hostPort": 8080, "protocol": "TCP"},
+               {"containerPort": 9090, "hostPort": 9090, "protocol": "TCP"}])
+    );
+    // Not in templates (DefaultHostNetworkHostPortsInPodTemplates is off).
+    let d = json!({"spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"labels": {"a": "b"}},
+        "spec": {"hostNetwork": true, "containers": [{"name": "a", "image": "x", "ports": [{"containerPort": 8080}]}]}}}});
+    let got = defaulted("apps", "v1", "Deployment", d);
+    assert!(
+        got["spec"]["template"]["spec"]["containers"][0]["ports"][0]
+            .get("hostPort")
+            .is_none()
+    );
+}
