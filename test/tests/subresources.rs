@@ -883,3 +883,62 @@ async fn token_proxies_resize_and_finalize() {
         404
     );
 }
+
+/// A PKCS#10 request for `CN=alice` (its key was discarded).
+const ALICE_CSR: &str = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0KTUlJQ1ZUQ0NBVDBDQVFBd0VERU9NQXdHQTFVRUF3d0ZZV3hwWTJVd2dnRWlNQTBHQ1NxR1NJYjNEUUVCQVFVQQpBNElCRHdBd2dnRUtBb0lCQVFDaWQvMmFtU280Q0xCZ1dlb0FWbkdhRW0yRlAxMTk3cEtmQzJLY2pSSktMLzRZCkpCbWdTN3lUczNYem5YV1BBTGcvWWdNK3IrdEVpN3p3emFET1MrdXFXY0lJWG5iNnNwcGhBaGFJRit5RGlVR2MKcCtiNHhMMmsvSytidERoQUxBUTFlejBGeGd3Nzd0b1FLblZIZGUzNkRNd3M1dVFKY0g1TWcvZ2tKZjc0a2VPWAp3eG13VGM0OS91MEdvZGVtaE10VzhuekdzcUFqYVRpSlg5VHFuaWFHOUhNWncrRG5ScHRubVRweUd6RFlQR3p0CkZVdVUxYm4wSDdEcVo0ZWwvVm1XalNvdjFwVGFadGMzV1NOVXNwcm1abW1OdFNIKzhkYjhMc2FNRHljQVF0bWMKbjZQUXcvVWhFTWNBalVFSG9TSGkzTEg4cVRQUnBubHowdlBBeFFaVkFnTUJBQUdnQURBTkJna3Foa2lHOXcwQgpBUXNGQUFPQ0FRRUFNckR6N25GUFozV09wY3hXbWxJdThHSEQzVHRiRnpLZ2JrWUxscFNkNEE1YjBXQXNCSGFoCkZtdXhpcnJIbGdqOWZkQS9MK0RETmdlOW9hVlcreDdTM3phMUZIbWVzSzNSL3U1UVdWaS9wYVUyWW5WdWF4bzYKQm9SeS9jcHRsaWpIZVMzcGJhNlNocFpSdXo0RnNDQ3hOM3Q5WmFVZzltczUvZldZQ0JkeVZESWVtT2ZjTGlMVAo5NGlGNDRXS2NuSTVpazBGWFRUdmREVEptM1hZUHo5WHEvN0ozcnF4SlFwN3hqUWtLL3ViY0M3dXlsck9ZcXluCjhUMW9qaFozak14UXRJVjdmREFNNUF5OTNicXduam1hWit5K2N5Y2pXUDB3ZlFQV1Z3TmgxZG5ZRjJ0a0l6eWEKaUVXcXY2aTZ5YndTNENqMWNFdWNIT1I1cGY3cTFCWEhjUT09Ci0tLS0tRU5EIENFUlRJRklDQVRFIFJFUVVFU1QtLS0tLQo=";
+
+#[tokio::test]
+async fn kubectl_certificate_approve_uses_the_approval_subresource() {
+    let env = cli::start().await;
+    let api = Api::new(&env.server);
+    for (i, k) in env.each() {
+        let name = format!("alice-{i}");
+        api.post(
+            "/apis/certificates.k8s.io/v1/certificatesigningrequests",
+            &json!({"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+                "metadata": {"name": name},
+                "spec": {"request": ALICE_CSR, "signerName": "kubernetes.io/kube-apiserver-client",
+                    "usages": ["client auth"]}}),
+        )
+        .await
+        .expect(201);
+        let out = ok(k, &env.server, &["certificate", "approve", &name]);
+        assert_eq!(
+            out,
+            format!("certificatesigningrequest.certificates.k8s.io/{name} approved\n")
+        );
+        let csr = api
+            .get(&format!(
+                "/apis/certificates.k8s.io/v1/certificatesigningrequests/{name}"
+            ))
+            .await
+            .expect(200);
+        let c = &csr["status"]["conditions"][0];
+        assert_eq!(c["type"], "Approved");
+        assert_eq!(c["status"], "True");
+        assert!(c["lastUpdateTime"].is_string(), "{csr}");
+        assert!(
+            csr["metadata"]["managedFields"]
+                .as_array()
+                .is_some_and(|m| m.iter().any(|e| e["subresource"] == "approval")),
+            "{csr}"
+        );
+        let e = err(k, &env.server, &["certificate", "deny", &name]);
+        assert!(e.contains("is already Approved"), "{e}");
+    }
+    // Approved and Denied together are refused by the server.
+    let path = "/apis/certificates.k8s.io/v1/certificatesigningrequests/alice-0/approval";
+    let mut both = api.get(path).await.expect(200);
+    both["status"]["conditions"]
+        .as_array_mut()
+        .expect("conditions")
+        .push(json!({"type": "Denied", "status": "True"}));
+    let r = api.put(path, &both).await;
+    assert_eq!(r.status.as_u16(), 422, "{}", r.text());
+    assert!(
+        r.text()
+            .contains("Approved and Denied conditions are mutually exclusive"),
+        "{}",
+        r.text()
+    );
+}
