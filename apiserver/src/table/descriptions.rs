@@ -256,3 +256,9 @@ pub(crate) const PLC_QUEUE_LENGTH_LIMIT: &str = "`queueLengthLimit` is the maxim
 pub(crate) const SERVICE_CIDR_SPEC_CIDRS: &str = "CIDRs defines the IP blocks in CIDR notation (e.g. \"192.168.0.0/24\" or \"2001:db8::/64\") from which to assign service cluster IPs. Max of two CIDRs is allowed, one of each IP family. This field is immutable.";
 /// `IPAddressSpec.parentRef` (networking/v1beta1).
 pub(crate) const IP_ADDRESS_SPEC_PARENT_REF: &str = "ParentRef references the resource that an IPAddress is attached to. An IPAddress must reference a parent object.";
+/// `ScaleSpec.replicas` (autoscaling/v1).
+pub(crate) const SCALE_SPEC_REPLICAS: &str =
+    "replicas is the desired number of instances for the scaled object.";
+/// `ScaleStatus.replicas` (autoscaling/v1).
+pub(crate) const SCALE_STATUS_REPLICAS: &str =
+    "replicas is the actual number of observed instances of the scaled object.";

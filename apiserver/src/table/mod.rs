@@ -37,7 +37,7 @@
 //! sorted as upstream sorts them; every other list keeps storage order.
 //! Rows have one cell per column, except IPAddress rows, which carry the
 //! age as a third cell without a column, as upstream's do.
-
+//!
 //! # Defaults
 //!
 //! Printers apply no API defaulting: kube-apiserver prints decoded (hence

@@ -114,6 +114,8 @@ pub(crate) fn lookup(group: &str, kind: &str) -> Option<&'static Printer> {
         ("", "ResourceQuota") => &quota::RESOURCE_QUOTA,
         ("", "ComponentStatus") => &cluster::COMPONENT_STATUS,
         ("apps", "ControllerRevision") => &templates::CONTROLLER_REVISION,
+        // The `scale` subresource's object (not a resource of its own).
+        ("autoscaling", "Scale") => &templates::SCALE,
         ("apiregistration.k8s.io", "APIService") => &cluster::API_SERVICE,
         ("certificates.k8s.io", "CertificateSigningRequest") => {
             &certificates::CERTIFICATE_SIGNING_REQUEST

@@ -1,6 +1,7 @@
-//! Core PodTemplate and ReplicationController, apps ControllerRevision:
+//! Core PodTemplate and ReplicationController, apps ControllerRevision,
+//! and the autoscaling/v1 Scale of the `scale` subresource:
 //! `printPodTemplate`, `printReplicationController`,
-//! `printControllerRevision`.
+//! `printControllerRevision`, `printScale`.
 //!
 //! PodTemplate has no Age column upstream. A ReplicationController's
 //! selector is a plain label map (`labels.FormatLabels`, `<none>` when
@@ -113,4 +114,24 @@ fn controller_name(obj: &Value) -> String {
         format!("{kind}.{group}")
     };
     format!("{}/{name}", group_kind.to_lowercase())
+}
+
+/// The `scale` subresource's autoscaling/v1 Scale. Upstream's Name column
+/// here has no `name` format.
+pub(crate) static SCALE: Printer = kind_printer(&SCALE_COLUMNS, scale);
+static SCALE_COLUMNS: [Column; 4] = [
+    Column::string("Name", doc::META_NAME),
+    Column::integer("Desired", doc::SCALE_SPEC_REPLICAS),
+    Column::integer("Available", doc::SCALE_STATUS_REPLICAS),
+    Column::age(),
+];
+
+/// Name, `spec.replicas`, `status.replicas`, age.
+fn scale(s: &Value, now: OffsetDateTime) -> Vec<Value> {
+    vec![
+        fields::name(s).into(),
+        fields::int_at(s, &["spec", "replicas"]).into(),
+        fields::int_at(s, &["status", "replicas"]).into(),
+        fields::age(s, now).into(),
+    ]
 }

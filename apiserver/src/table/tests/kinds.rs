@@ -881,3 +881,21 @@ fn component_status_conditions() {
         ["Name", "Status", "Message", "Error"]
     );
 }
+
+#[test]
+fn scale_subresource() {
+    let scale = json!({"kind": "Scale", "apiVersion": "autoscaling/v1",
+        "metadata": {"name": "web", "namespace": "default", "creationTimestamp": ago(Duration::minutes(3))},
+        "spec": {"replicas": 3}, "status": {"replicas": 2, "selector": "app=web"}});
+    check("autoscaling", "Scale", scale, json!(["web", 3, 2, "3m"]));
+    assert_eq!(
+        column_shapes("autoscaling", "Scale"),
+        shapes(&[
+            ("Name", "string", 0),
+            ("Desired", "integer", 0),
+            ("Available", "integer", 0),
+            ("Age", "string", 0),
+        ])
+    );
+    assert_eq!(printer("autoscaling", "Scale").columns()[0].format, "");
+}
