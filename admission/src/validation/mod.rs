@@ -17,6 +17,7 @@ pub(crate) mod quantity;
 mod rbac;
 mod security;
 mod service;
+mod volume;
 
 use serde_json::{Value, json};
 

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
-use super::container::{self, PodContext, Volumes};
+use super::container::{self, PodContext};
 use super::{affinity, security};
 use crate::Cause;
 use crate::json::{arr, str_of};
@@ -97,7 +97,7 @@ pub(super) fn pod_spec(spec: &Map<String, Value>, path: &Path, out: &mut Vec<Cau
             "",
         ));
     }
-    let volumes = volumes(spec, &path.child("volumes"), out);
+    let volumes = super::volume::volumes(spec, &path.child("volumes"), out);
     let ctx = PodContext {
         volumes: &volumes,
         grace_period,
@@ -258,32 +258,6 @@ fn host_network_deps(spec: &Map<String, Value>, path: &Path, out: &mut Vec<Cause
             }
         }
     }
-}
-
-/// Volume names (required, RFC 1123 labels, unique); the pod's volumes by
-/// name, each with whether it may back a block device.
-fn volumes(spec: &Map<String, Value>, path: &Path, out: &mut Vec<Cause>) -> Volumes {
-    let mut seen = Volumes::new();
-    for (i, v) in arr(spec, "volumes").iter().enumerate() {
-        let name = v.get("name").and_then(Value::as_str).unwrap_or_default();
-        let p = path.index(i).child("name");
-        if name.is_empty() {
-            out.push(Cause::required(p, ""));
-            continue;
-        }
-        for msg in names::dns1123_label(name) {
-            out.push(Cause::invalid(&p, &json!(name), msg));
-        }
-        if seen.contains_key(name) {
-            out.push(Cause::duplicate(p, &json!(name)));
-            continue;
-        }
-        let block = ["persistentVolumeClaim", "ephemeral"]
-            .iter()
-            .any(|k| v.get(*k).is_some_and(|s| !s.is_null()));
-        seen.insert(name.to_owned(), block);
-    }
-    seen
 }
 
 /// `protocol` of a port: required, one of SCTP/TCP/UDP.
