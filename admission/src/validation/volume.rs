@@ -136,10 +136,8 @@ fn source(v: &Map<String, Value>, path: &Path, out: &mut Vec<Cause>) {
                 mode(src, "defaultMode", &p, out);
                 items(src, &p, out);
             }
-            "persistentVolumeClaim" => {
-                if str_of(src, "claimName").is_empty() {
-                    out.push(Cause::required(p.child("claimName"), ""));
-                }
+            "persistentVolumeClaim" if str_of(src, "claimName").is_empty() => {
+                out.push(Cause::required(p.child("claimName"), ""));
             }
             "downwardAPI" | "projected" => mode(src, "defaultMode", &p, out),
             "nfs" => {
@@ -157,15 +155,11 @@ fn source(v: &Map<String, Value>, path: &Path, out: &mut Vec<Cause>) {
                     ));
                 }
             }
-            "csi" => {
-                if str_of(src, "driver").is_empty() {
-                    out.push(Cause::required(p.child("driver"), ""));
-                }
+            "csi" if str_of(src, "driver").is_empty() => {
+                out.push(Cause::required(p.child("driver"), ""));
             }
-            "ephemeral" => {
-                if src.get("volumeClaimTemplate").is_none_or(Value::is_null) {
-                    out.push(Cause::required(p.child("volumeClaimTemplate"), ""));
-                }
+            "ephemeral" if src.get("volumeClaimTemplate").is_none_or(Value::is_null) => {
+                out.push(Cause::required(p.child("volumeClaimTemplate"), ""));
             }
             _ => {}
         }
