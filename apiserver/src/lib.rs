@@ -17,6 +17,7 @@ pub mod controllers;
 pub mod error;
 pub mod http;
 pub mod kubeconfig;
+pub mod log_writer;
 pub mod metrics;
 pub mod openapi;
 pub mod patch;

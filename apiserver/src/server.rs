@@ -13,13 +13,14 @@ use crate::pki::{self, Pki};
 use crate::{Error, kubeconfig, store};
 
 /// Installs the tracing subscriber: `RUST_LOG` filter (default `info`),
-/// written to stderr so that stdout carries only the serving line.
+/// written to stderr so that stdout carries only the serving line, through
+/// the buffered background writer of [`crate::log_writer`].
 pub fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(crate::log_writer::stderr())
         .with_ansi(std::io::stderr().is_terminal())
         .init();
 }
@@ -31,6 +32,7 @@ pub const SERVING_LINE: &str = "Serving securely on ";
 /// Runs the server until SIGTERM or SIGINT, then drains and closes the
 /// store. Returns an error only if startup fails.
 pub async fn run(config: Config) -> anyhow::Result<()> {
+    let _flush_logs = crate::log_writer::FlushOnDrop;
     tracing::info!(
         role = ?config.role,
         simulate_workloads = config.simulate_workloads,
