@@ -575,13 +575,25 @@ async fn eviction_respects_pod_disruption_budgets() {
         ),
     );
 
-    // One disruption allowed: the eviction is recorded and the pod goes.
+    // One disruption allowed: a dry run changes nothing; then the
+    // eviction is recorded and the pod goes.
     set_status(
         &api,
         &pdb_path,
         json!({"disruptionsAllowed": 1, "currentHealthy": 2}),
     )
     .await;
+    assert_body(
+        &api.post(&format!("{evict}?dryRun=All"), &eviction("policy/v1", "e1"))
+            .await,
+        201,
+        &success_201(),
+    );
+    api.get(&pod_path("e1")).await.expect(200);
+    assert_eq!(
+        api.get(&pdb_path).await.expect(200)["status"]["disruptionsAllowed"],
+        1
+    );
     assert_body(
         &api.post(&evict, &eviction("policy/v1", "e1")).await,
         201,
@@ -846,6 +858,34 @@ async fn token_proxies_resize_and_finalize() {
     );
     let r = api.get(&resize).await.expect(200);
     assert_eq!(r["kind"], "Pod");
+    // A Burstable pod's cpu request changes; its image does not.
+    let mut burstable = pod("p2", "web");
+    burstable["spec"]["containers"][0]["resources"] =
+        json!({"requests": {"cpu": "100m"}, "limits": {"cpu": "500m"}});
+    api.post(&pods(), &burstable).await.expect(201);
+    let resized = api
+        .raw(
+            Method::PATCH,
+            &format!("{}/resize", pod_path("p2")),
+            "application/strategic-merge-patch+json",
+            serde_json::to_vec(
+                &json!({"spec": {"containers": [{"name": "app", "image": "other",
+                "resources": {"requests": {"cpu": "200m"}}}]}}),
+            )
+            .expect("json"),
+        )
+        .await
+        .expect(200);
+    let c = &resized["spec"]["containers"][0];
+    assert_eq!(c["resources"]["requests"]["cpu"], "200m");
+    assert_eq!(c["resources"]["limits"]["cpu"], "500m");
+    assert_eq!(c["image"], "nginx");
+    assert!(
+        resized["metadata"]["managedFields"]
+            .as_array()
+            .is_some_and(|m| m.iter().any(|e| e["subresource"] == "resize")),
+        "{resized}"
+    );
 
     // namespaces/finalize: releases a namespace held by a finalizer.
     api.post(
