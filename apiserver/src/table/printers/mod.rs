@@ -57,8 +57,10 @@ pub(crate) const DEFAULT_TABLE_KINDS: &[(&str, &str)] = &[
     ("rbac.authorization.k8s.io", "ClusterRole"),
     // apiextensions-apiserver's CRD storage: `rest.NewDefaultTableConvertor`.
     ("apiextensions.k8s.io", "CustomResourceDefinition"),
-    // Create-only kinds with no list: upstream never prints them as a
-    // table row of a list; the default convertor is the only fallback.
+    // Create-only kinds without list or get: upstream's storage for them
+    // has no table convertor at all (`AllowsMediaTypeTransform` then refuses
+    // a Table), so there are no columns to match; should Skein ever convert
+    // one, the default table is what it gets.
     ("", "Binding"),
     ("authentication.k8s.io", "TokenReview"),
     ("authentication.k8s.io", "SelfSubjectReview"),
