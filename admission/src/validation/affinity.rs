@@ -288,3 +288,80 @@ pub(super) fn tolerations(list: &[Value], path: &Path, out: &mut Vec<Cause>) {
         }
     }
 }
+
+/// `validateTopologySpreadConstraints` (without the `matchLabelKeys`
+/// checks).
+pub(super) fn topology_spread(list: &[Value], path: &Path, out: &mut Vec<Cause>) {
+    for (i, c) in list.iter().enumerate() {
+        let Some(c) = c.as_object() else { continue };
+        let p = path.index(i);
+        let skew = c.get("maxSkew").and_then(Value::as_i64).unwrap_or(0);
+        if skew <= 0 {
+            out.push(Cause::invalid(
+                p.child("maxSkew"),
+                &json!(skew),
+                "must be greater than zero",
+            ));
+        }
+        let key = str_of(c, "topologyKey");
+        if key.is_empty() {
+            out.push(Cause::required(p.child("topologyKey"), "can not be empty"));
+        }
+        let action = str_of(c, "whenUnsatisfiable");
+        if !["DoNotSchedule", "ScheduleAnyway"].contains(&action) {
+            out.push(Cause::not_supported(
+                p.child("whenUnsatisfiable"),
+                &json!(action),
+                &["DoNotSchedule", "ScheduleAnyway"],
+            ));
+        }
+        let repeated = list[i + 1..].iter().any(|o| {
+            o.get("topologyKey")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                == key
+                && o.get("whenUnsatisfiable")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    == action
+        });
+        if repeated {
+            out.push(Cause::duplicate(
+                p.child("{topologyKey, whenUnsatisfiable}"),
+                &json!(format!("{{{key}, {action}}}")),
+            ));
+        }
+        if let Some(min) = c.get("minDomains").and_then(Value::as_i64) {
+            if min <= 0 {
+                out.push(Cause::invalid(
+                    p.child("minDomains"),
+                    &json!(min),
+                    "must be greater than zero",
+                ));
+            }
+            if action != "DoNotSchedule" {
+                out.push(Cause::invalid(
+                    p.child("minDomains"),
+                    &json!(min),
+                    format!(
+                        "can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {action}"
+                    ),
+                ));
+            }
+        }
+        for key in ["nodeAffinityPolicy", "nodeTaintsPolicy"] {
+            if let Some(policy) = c.get(key).and_then(Value::as_str)
+                && !["Honor", "Ignore"].contains(&policy)
+            {
+                out.push(Cause::not_supported(
+                    p.child(key),
+                    &json!(policy),
+                    &["Honor", "Ignore"],
+                ));
+            }
+        }
+        if let Some(sel) = c.get("labelSelector").filter(|s| !s.is_null()) {
+            out.extend(validate_label_selector(sel, &p.child("labelSelector")));
+        }
+    }
+}

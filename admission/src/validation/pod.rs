@@ -166,9 +166,14 @@ pub(super) fn pod_spec(spec: &Map<String, Value>, path: &Path, out: &mut Vec<Cau
             out.push(Cause::duplicate(&p, &json!(name)));
         }
     }
-    for (key, label) in [("serviceAccountName", false), ("nodeName", false)] {
+    affinity::topology_spread(
+        arr(spec, "topologySpreadConstraints"),
+        &path.child("topologySpreadConstraints"),
+        out,
+    );
+    for key in ["serviceAccountName", "nodeName"] {
         let v = str_of(spec, key);
-        if !v.is_empty() && !label {
+        if !v.is_empty() {
             for msg in names::dns1123_subdomain(v) {
                 out.push(Cause::invalid(path.child(key), &json!(v), msg));
             }

@@ -631,3 +631,26 @@ fn replication_controllers() {
         ]
     );
 }
+
+#[test]
+fn topology_spread_constraints() {
+    let p = pod(json!({"containers": [{"name": "a", "image": "x"}],
+    "topologySpreadConstraints": [
+        {"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"},
+        {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule", "minDomains": 2},
+        {"maxSkew": 1, "topologyKey": "", "whenUnsatisfiable": "Sometimes", "minDomains": 0,
+         "labelSelector": {"matchExpressions": [{"key": "app", "operator": "In"}]}},
+    ]}));
+    assert_eq!(
+        check("", "Pod", p, None),
+        [
+            "spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero",
+            r#"spec.topologySpreadConstraints[0].{topologyKey, whenUnsatisfiable}: Duplicate value: "{zone, DoNotSchedule}""#,
+            "spec.topologySpreadConstraints[2].topologyKey: Required value: can not be empty",
+            r#"spec.topologySpreadConstraints[2].whenUnsatisfiable: Unsupported value: "Sometimes": supported values: "DoNotSchedule", "ScheduleAnyway""#,
+            "spec.topologySpreadConstraints[2].minDomains: Invalid value: 0: must be greater than zero",
+            "spec.topologySpreadConstraints[2].minDomains: Invalid value: 0: can only use minDomains if whenUnsatisfiable=DoNotSchedule, not Sometimes",
+            "spec.topologySpreadConstraints[2].labelSelector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'",
+        ]
+    );
+}
