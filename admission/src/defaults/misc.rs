@@ -113,6 +113,25 @@ pub(crate) fn hpa_v2(obj: &mut Map<String, Value>) {
             }]),
         );
     }
+    crate::json::each_obj_mut(spec, "metrics", |m| {
+        for source in [
+            "object",
+            "pods",
+            "resource",
+            "containerResource",
+            "external",
+        ] {
+            if let Some(src) = obj_mut(m, source)
+                && let Some(target) = obj_mut(src, "target")
+            {
+                for key in ["value", "averageValue"] {
+                    if let Some(q) = target.get_mut(key) {
+                        super::quantities::one(q);
+                    }
+                }
+            }
+        }
+    });
     if let Some(behavior) = obj_mut(spec, "behavior") {
         rules(
             behavior,

@@ -489,3 +489,15 @@ fn host_network_pods_default_host_ports() {
             .is_none()
     );
 }
+
+#[test]
+fn hpa_metric_targets_are_canonical() {
+    let hpa = json!({"spec": {"maxReplicas": 3, "scaleTargetRef": {"kind": "Deployment", "name": "w"},
+        "metrics": [{"type": "Pods", "pods": {"metric": {"name": "rps"},
+            "target": {"type": "AverageValue", "averageValue": "1000m"}}}]}});
+    let got = defaulted("autoscaling", "v2", "HorizontalPodAutoscaler", hpa);
+    assert_eq!(
+        got["spec"]["metrics"][0]["pods"]["target"]["averageValue"],
+        "1"
+    );
+}

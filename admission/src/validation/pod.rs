@@ -133,6 +133,17 @@ pub(super) fn pod_spec(spec: &Map<String, Value>, path: &Path, out: &mut Vec<Cau
     if let Some(sc) = spec.get("securityContext").and_then(Value::as_object) {
         security::pod(sc, &path.child("securityContext"), out);
     }
+    // v1 keeps hostPID and shareProcessNamespace on the spec; upstream
+    // checks them inside the internal security context, and names that.
+    if spec.get("hostPID").and_then(Value::as_bool) == Some(true)
+        && spec.get("shareProcessNamespace").and_then(Value::as_bool) == Some(true)
+    {
+        out.push(Cause::invalid(
+            path.child("securityContext").child("shareProcessNamespace"),
+            &json!(true),
+            "ShareProcessNamespace and HostPID cannot both be enabled",
+        ));
+    }
     if let Some(a) = spec.get("affinity").and_then(Value::as_object) {
         affinity::affinity(a, &path.child("affinity"), out);
     }
