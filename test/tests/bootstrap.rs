@@ -19,6 +19,17 @@ const SETTLE: Duration = Duration::from_secs(8);
 /// Runs `kubectl <args>` until it succeeds and `done(stdout)` holds, or
 /// panics after [`SETTLE`] with the last output.
 fn eventually(k: &Path, server: &Server, args: &[&str], done: impl Fn(&str) -> bool) -> String {
+    eventually_within(SETTLE, k, server, args, done)
+}
+
+/// [`eventually`] with another deadline.
+fn eventually_within(
+    settle: Duration,
+    k: &Path,
+    server: &Server,
+    args: &[&str],
+    done: impl Fn(&str) -> bool,
+) -> String {
     let start = Instant::now();
     loop {
         let out = kubectl(k, server, args);
@@ -26,7 +37,7 @@ fn eventually(k: &Path, server: &Server, args: &[&str], done: impl Fn(&str) -> b
         if out.status.success() && done(&text) {
             return text;
         }
-        if start.elapsed() > SETTLE {
+        if start.elapsed() > settle {
             panic!(
                 "{}",
                 failure(
@@ -181,6 +192,30 @@ async fn the_kubernetes_service_is_repaired() {
             |out| out == port.to_string(),
         );
     }
+}
+
+#[tokio::test]
+async fn a_deleted_system_namespace_comes_back() {
+    let env = start().await;
+    let s = &env.server;
+    let k = env.kubectls[0].as_path();
+    ok(k, s, &["delete", "ns", "kube-node-lease"]);
+    // The reconciler runs every 10 seconds (upstream: 10 s for `default`,
+    // a minute for the others).
+    let table = eventually_within(
+        Duration::from_secs(25),
+        k,
+        s,
+        &["get", "ns", "kube-node-lease"],
+        |t| t.contains("kube-node-lease "),
+    );
+    assert_eq!(row(&table, "kube-node-lease")[1], "Active");
+    eventually(
+        k,
+        s,
+        &["get", "sa,cm", "-n", "kube-node-lease", "-o", "name"],
+        |t| t == "serviceaccount/default\nconfigmap/kube-root-ca.crt\n",
+    );
 }
 
 #[tokio::test]

@@ -54,10 +54,7 @@ fn opts() -> WriteOptions {
 ///
 /// A read or write failed.
 pub async fn ensure(registry: &Registry) -> Result<(), ApiError> {
-    for name in SYSTEM_NAMESPACES {
-        let obj = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-        create(registry, "", "v1", "namespaces", obj).await?;
-    }
+    ensure_namespaces(registry).await?;
     label_namespaces(registry).await?;
     for (name, value, description) in SYSTEM_PRIORITY_CLASSES {
         let obj = json!({
@@ -81,6 +78,21 @@ pub async fn ensure(registry: &Registry) -> Result<(), ApiError> {
         cluster_admin_binding(),
     )
     .await?;
+    Ok(())
+}
+
+/// Creates the [`SYSTEM_NAMESPACES`] that are missing (also run
+/// periodically: upstream's bootstrap and system-namespaces controllers
+/// recreate them when deleted).
+///
+/// # Errors
+///
+/// A read or write failed.
+pub async fn ensure_namespaces(registry: &Registry) -> Result<(), ApiError> {
+    for name in SYSTEM_NAMESPACES {
+        let obj = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+        create(registry, "", "v1", "namespaces", obj).await?;
+    }
     Ok(())
 }
 

@@ -6,7 +6,9 @@
 //! `endpointslice.kubernetes.io/skip-mirror`) and the EndpointSlice
 //! `kubernetes`, both naming Skein's own address and port. Reconciled at
 //! startup, whenever one of them is changed or deleted, and every 10
-//! seconds (upstream's interval).
+//! seconds (upstream's interval). Each pass also recreates a deleted
+//! system namespace, as upstream's bootstrap controller does for
+//! `default` and its system-namespaces controller for the others.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, UdpSocket};
 use std::time::Duration;
@@ -313,6 +315,9 @@ async fn watch_once(registry: &Registry, ep: &Endpoint) -> Result<(), ApiError> 
     let mut changes = select_all(streams);
     let mut tick = tokio::time::interval(INTERVAL);
     loop {
+        if let Err(e) = super::bootstrap::ensure_namespaces(registry).await {
+            tracing::warn!(error = %e, "recreating the system namespaces failed");
+        }
         if let Err(e) = reconcile(registry, ep).await {
             tracing::warn!(error = %e, "reconciling the kubernetes service failed");
         }
