@@ -9,7 +9,8 @@ use reqwest::StatusCode;
 use skein_tests::kubectl_binaries;
 use skein_tests::server::Server;
 
-const UNAUTHORIZED: &str = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}"#;
+// With json.Encoder's trailing newline, as upstream.
+const UNAUTHORIZED: &str = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":\"Unauthorized\",\"reason\":\"Unauthorized\",\"code\":401}\n";
 
 /// kube-apiserver's format: `token,user,uid,"group1,group2"`.
 const TOKENS: &str = "alice-token,alice,1001,\"dev,ops\"\nbob-token,bob,\n";

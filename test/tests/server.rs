@@ -7,7 +7,8 @@ use reqwest::{StatusCode, Version};
 use skein_tests::kubectl_binaries;
 use skein_tests::server::Server;
 
-const UNAUTHORIZED: &str = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}"#;
+// With json.Encoder's trailing newline, as upstream.
+const UNAUTHORIZED: &str = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":\"Unauthorized\",\"reason\":\"Unauthorized\",\"code\":401}\n";
 
 #[tokio::test]
 async fn kubectl_version_reports_1_33() {
@@ -100,7 +101,7 @@ async fn admin_certificate_authenticates() {
     assert_eq!(r.status(), StatusCode::NOT_FOUND);
     assert_eq!(
         r.text().await.expect("body"),
-        r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the server could not find the requested resource","reason":"NotFound","details":{},"code":404}"#
+        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":\"the server could not find the requested resource\",\"reason\":\"NotFound\",\"details\":{},\"code\":404}\n"
     );
     let r = admin
         .get(server.url("/healthz/etcd"))
