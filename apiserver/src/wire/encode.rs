@@ -44,9 +44,31 @@ impl<'a> Encoder<'a> {
     /// knows them, untyped otherwise. `skip_rv` leaves out
     /// `metadata.resourceVersion` (the storage form).
     pub fn object(&mut self, v: &Value, skip_rv: bool) {
-        match self.kind_of(v) {
-            Some(id) => self.typed_top(v, id, skip_rv),
-            None => self.untyped(v),
+        match (self.kind_of(v), v) {
+            (Some(id), _) => self.typed_top(v, id, skip_rv),
+            (None, Value::Object(map)) if skip_rv => {
+                self.out.push(b'{');
+                for (i, (k, item)) in map.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(b',');
+                    }
+                    string(self.out, k);
+                    self.out.push(b':');
+                    match item {
+                        Value::Object(meta) if k == "metadata" => {
+                            let rest: Map<String, Value> = meta
+                                .iter()
+                                .filter(|(k, _)| *k != "resourceVersion")
+                                .map(|(k, v)| (k.clone(), v.clone()))
+                                .collect();
+                            self.untyped(&Value::Object(rest));
+                        }
+                        _ => self.untyped(item),
+                    }
+                }
+                self.out.push(b'}');
+            }
+            (None, _) => self.untyped(v),
         }
     }
 

@@ -163,6 +163,35 @@ fn storage_form_has_no_resource_version() {
 }
 
 #[test]
+fn storage_form_of_an_unknown_kind_has_no_resource_version() {
+    let cr = json!({"kind": "Widget", "apiVersion": "example.com/v1",
+        "metadata": {"name": "w", "resourceVersion": "5"}, "spec": {"z": 1}});
+    assert_eq!(
+        text(storage_bytes(&cr)),
+        "{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"w\"},\"spec\":{\"z\":1}}\n"
+    );
+}
+
+#[test]
+fn every_served_kind_and_list_kind_is_in_the_table() {
+    let table = Table::get();
+    for res in crate::registry::resource::all() {
+        assert!(
+            table.kind(res.api_version, res.kind).is_some(),
+            "{} {}",
+            res.api_version,
+            res.kind
+        );
+        assert!(
+            table.kind(res.api_version, res.list_kind).is_some(),
+            "{} {}",
+            res.api_version,
+            res.list_kind
+        );
+    }
+}
+
+#[test]
 fn lists_and_watch_events() {
     let items = [json!({"metadata": {"name": "a"}, "data": {"k": "v"}})];
     assert_eq!(
