@@ -28,7 +28,7 @@ mod chain;
 pub mod defaults;
 mod denial;
 mod json;
-mod names;
+pub mod names;
 pub mod namespace_name;
 pub mod path;
 pub mod placement;

@@ -6,147 +6,16 @@
 //! (`field.Invalid(...).Error()`) and `…/util/errors` (aggregates), because
 //! their text reaches users verbatim. Lengths are in bytes, as Go's `len`.
 
-const QUALIFIED_NAME_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
-const QUALIFIED_NAME_ERR: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const QUALIFIED_NAME_MAX: usize = 63;
-const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
-const LABEL_VALUE_ERR: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const LABEL_VALUE_MAX: usize = 63;
-const DNS1123_SUBDOMAIN_FMT: &str =
-    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
-const DNS1123_SUBDOMAIN_ERR: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
-const DNS1123_SUBDOMAIN_MAX: usize = 253;
-
 /// Upstream `validation.IsQualifiedName`: the rule for label keys.
-/// Returns the reasons `value` is not one; empty when it is.
+/// Returns the reasons `value` is not one; empty when it is. The rule
+/// itself lives in [`skein_admission::names`], its one home.
 pub(crate) fn qualified_name_errors(value: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    let parts: Vec<&str> = value.split('/').collect();
-    let name = match parts.as_slice() {
-        [name] => *name,
-        [prefix, name] => {
-            if prefix.is_empty() {
-                errs.push(format!("prefix part {}", empty_error()));
-            } else {
-                errs.extend(
-                    dns1123_subdomain_errors(prefix)
-                        .into_iter()
-                        .map(|m| format!("prefix part {m}")),
-                );
-            }
-            *name
-        }
-        _ => {
-            return vec![format!(
-                "a qualified name {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
-                regex_error(
-                    QUALIFIED_NAME_ERR,
-                    QUALIFIED_NAME_FMT,
-                    &["MyName", "my.name", "123-abc"]
-                )
-            )];
-        }
-    };
-    if name.is_empty() {
-        errs.push(format!("name part {}", empty_error()));
-    } else if name.len() > QUALIFIED_NAME_MAX {
-        errs.push(format!("name part {}", max_len_error(QUALIFIED_NAME_MAX)));
-    }
-    if !is_qualified_name_shape(name) {
-        errs.push(format!(
-            "name part {}",
-            regex_error(
-                QUALIFIED_NAME_ERR,
-                QUALIFIED_NAME_FMT,
-                &["MyName", "my.name", "123-abc"]
-            )
-        ));
-    }
-    errs
+    skein_admission::names::qualified_name(value)
 }
 
 /// Upstream `validation.IsValidLabelValue`.
 pub(crate) fn label_value_errors(value: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if value.len() > LABEL_VALUE_MAX {
-        errs.push(max_len_error(LABEL_VALUE_MAX));
-    }
-    if !(value.is_empty() || is_qualified_name_shape(value)) {
-        errs.push(regex_error(
-            LABEL_VALUE_ERR,
-            LABEL_VALUE_FMT,
-            &["MyValue", "my_value", "12345"],
-        ));
-    }
-    errs
-}
-
-/// Upstream `validation.IsDNS1123Subdomain`.
-fn dns1123_subdomain_errors(value: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if value.len() > DNS1123_SUBDOMAIN_MAX {
-        errs.push(max_len_error(DNS1123_SUBDOMAIN_MAX));
-    }
-    if !value.split('.').all(is_dns1123_label_shape) {
-        errs.push(regex_error(
-            DNS1123_SUBDOMAIN_ERR,
-            DNS1123_SUBDOMAIN_FMT,
-            &["example.com"],
-        ));
-    }
-    errs
-}
-
-/// `^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`
-fn is_qualified_name_shape(s: &str) -> bool {
-    let b = s.as_bytes();
-    match (b.first(), b.last()) {
-        (Some(first), Some(last)) => {
-            first.is_ascii_alphanumeric()
-                && last.is_ascii_alphanumeric()
-                && b.iter()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-        }
-        _ => false,
-    }
-}
-
-/// `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
-fn is_dns1123_label_shape(s: &str) -> bool {
-    let b = s.as_bytes();
-    let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-    match (b.first(), b.last()) {
-        (Some(first), Some(last)) => {
-            alnum(first) && alnum(last) && b.iter().all(|c| alnum(c) || *c == b'-')
-        }
-        _ => false,
-    }
-}
-
-fn empty_error() -> &'static str {
-    "must be non-empty"
-}
-
-fn max_len_error(length: usize) -> String {
-    format!("must be no more than {length} characters")
-}
-
-/// Upstream `validation.RegexError`, double spaces included.
-fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
-    let mut out = String::from(msg);
-    out.push_str(" (e.g. ");
-    for (i, example) in examples.iter().enumerate() {
-        if i > 0 {
-            out.push_str(" or ");
-        }
-        out.push('\'');
-        out.push_str(example);
-        out.push_str("', ");
-    }
-    out.push_str("regex used for validation is '");
-    out.push_str(fmt);
-    out.push_str("')");
-    out
+    skein_admission::names::label_value(value)
 }
 
 /// `field.Invalid(path, value, detail).Error()` for a string value:
