@@ -250,13 +250,19 @@ impl ApiError {
         })
     }
 
-    /// 413 for a body over the request limit.
+    /// 413 `Request entity too large: <message>` (upstream's
+    /// `NewRequestEntityTooLargeError`).
     pub fn too_large(message: impl Into<String>) -> Self {
         ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             "RequestEntityTooLarge",
-            message,
+            format!("Request entity too large: {}", message.into()),
         )
+    }
+
+    /// 413 for a request body over kube-apiserver's 3 MiB limit.
+    pub fn body_too_large(limit: usize) -> Self {
+        ApiError::too_large(format!("limit is {limit}"))
     }
 
     /// 503 when storage is unavailable.
@@ -513,5 +519,4 @@ mod tests {
             "metadata.name: Required value"
         );
     }
-
 }

@@ -183,9 +183,10 @@ async fn bad_bodies_get_a_clean_status_and_store_nothing() {
         )
         .await
         .expect_status(400, "BadRequest");
+    // ConfigMap is not a kind of apps/v1: upstream's decoder fails first.
     assert_eq!(
         message(&s),
-        "the API version in the data (apps/v1) does not match the expected API version (v1)"
+        "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: no kind \"ConfigMap\" is registered for version \"apps/v1\" in scheme \"pkg/api/legacyscheme/scheme.go:30\""
     );
     api.post(
         &deploys("bad"),
@@ -232,10 +233,17 @@ async fn bad_bodies_get_a_clean_status_and_store_nothing() {
         .post("/api/v1/namespaces", &json!({"metadata": {"name": "a.b"}}))
         .await
         .expect_status(422, "Invalid");
+    // A valid subdomain that is not a label: upstream's IsDNS1123Label
+    // says why.
+    invalid_name(&s, "Namespace", "a.b", "must not contain dots");
+    let s = api
+        .post("/api/v1/namespaces", &json!({"metadata": {"name": "A_b"}}))
+        .await
+        .expect_status(422, "Invalid");
     invalid_name(
         &s,
         "Namespace",
-        "a.b",
+        "A_b",
         "a lowercase RFC 1123 label must consist of",
     );
     let s = api
@@ -1009,10 +1017,20 @@ async fn finalizers_and_namespaces() {
         )
         .await
         .expect_status(409, "Conflict");
-    assert!(
-        message(&s).contains("Precondition failed: UID in precondition"),
+    let uid = api.get(&cm("default", "pre")).await.expect(200)["metadata"]["uid"]
+        .as_str()
+        .expect("uid")
+        .to_string();
+    assert_eq!(
+        message(&s),
+        format!(
+            "Operation cannot be fulfilled on ConfigMap \"pre\": the UID in the precondition \
+             (00000000-0000-4000-8000-000000000000) does not match the UID in record ({uid}). \
+             The object might have been deleted and then recreated"
+        ),
         "{s}"
     );
+    assert_eq!(s["details"]["kind"], "ConfigMap", "{s}");
     api.get(&cm("default", "pre")).await.expect(200);
 
     // Creating in a namespace that does not exist.
@@ -1556,12 +1574,12 @@ async fn discovery_documents() {
         json!({"name": "deployments/status", "singularName": "", "namespaced": true,
             "kind": "Deployment", "verbs": ["get", "patch", "update"]})
     );
-    api.get("/apis/nope/v1")
-        .await
-        .expect_status(404, "NotFound");
-    api.get("/apis/apps/v2")
-        .await
-        .expect_status(404, "NotFound");
+    // Unserved group/versions: Go's plain-text 404, as kube-apiserver.
+    for path in ["/apis/nope/v1", "/apis/apps/v2"] {
+        let r = api.get(path).await;
+        assert_eq!(r.status.as_u16(), 404, "{path}");
+        assert_eq!(r.text(), "404 page not found\n", "{path}");
+    }
 
     // Aggregated v2.
     let r = api.get_as("/apis", AGGREGATED_ACCEPT).await;

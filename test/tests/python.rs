@@ -58,3 +58,10 @@ async fn python_client_crud_and_watch_resume_from_bookmark() {
     // this thread is fine.
     run_script(&server, "crud_watch.py", Duration::from_secs(90));
 }
+
+#[tokio::test]
+async fn python_client_typed_deletes_versions_and_events() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(dir.path(), &[]).await;
+    run_script(&server, "typed.py", Duration::from_secs(60));
+}

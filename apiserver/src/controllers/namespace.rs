@@ -89,7 +89,7 @@ async fn finish(registry: &Registry, ns: &str) -> Result<bool, ApiError> {
     let mut remaining = Remaining::default();
     let mut failures: Vec<String> = Vec::new();
     let mut seen = BTreeSet::new();
-    for res in resource::all().iter().filter(|r| r.namespaced) {
+    for res in resource::stored().filter(|r| r.namespaced) {
         // One version per resource, as upstream's preferred-version discovery.
         if !seen.insert((res.group, res.plural)) {
             continue;

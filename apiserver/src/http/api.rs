@@ -51,6 +51,9 @@ pub(super) struct Call {
     pub(super) query: Query,
     pub(super) user: Option<UserInfo>,
     pub(super) body: axum::body::Bytes,
+    /// The static token authenticator, when the server has one (for
+    /// TokenReviews).
+    pub(super) tokens: Option<std::sync::Arc<super::authn::TokenAuthenticator>>,
 }
 
 async fn dispatch(state: AppState, req: Request) -> Result<Response, ApiError> {
@@ -60,11 +63,9 @@ async fn dispatch(state: AppState, req: Request) -> Result<Response, ApiError> {
     };
     let body = axum::body::to_bytes(body, MAX_BODY + 1)
         .await
-        .map_err(|_| ApiError::too_large("the request body is too large (limit 3145728 bytes)"))?;
+        .map_err(|_| ApiError::body_too_large(MAX_BODY))?;
     if body.len() > MAX_BODY {
-        return Err(ApiError::too_large(
-            "the request body is too large (limit 3145728 bytes)",
-        ));
+        return Err(ApiError::body_too_large(MAX_BODY));
     }
     // HTTP/2 carries the host in `:authority` (the URI), not in `Host`.
     let host = parts
@@ -78,6 +79,10 @@ async fn dispatch(state: AppState, req: Request) -> Result<Response, ApiError> {
         method: parts.method,
         query: Query::parse(parts.uri.query()),
         user: parts.extensions.get::<UserInfo>().cloned(),
+        tokens: parts
+            .extensions
+            .get::<std::sync::Arc<super::authn::TokenAuthenticator>>()
+            .cloned(),
         headers: parts.headers,
         body,
     };
@@ -93,14 +98,25 @@ async fn dispatch(state: AppState, req: Request) -> Result<Response, ApiError> {
 }
 
 async fn resource_call(state: AppState, call: Call, p: ResourcePath) -> Result<Response, ApiError> {
-    if p.group == "authentication.k8s.io" && p.version == "v1" && p.resource == "selfsubjectreviews"
-    {
-        return self_subject_review(&call);
+    if let Some(review) = super::review::find(&p.group, &p.version, &p.resource) {
+        if p.subresource.is_some() {
+            return Err(ApiError::path_not_found());
+        }
+        return super::review::handle(
+            review,
+            p.namespace.as_deref(),
+            p.name.as_deref(),
+            &call,
+            call.tokens.as_ref(),
+        );
     }
     if p.group.is_empty() && p.version == "v1" && p.resource == "bindings" && p.name.is_none() {
         return super::subresource::binding::legacy(&state, &call, p.namespace.as_deref()).await;
     }
     let Some(res) = resource::find(&p.group, &p.version, &p.resource) else {
+        if !discovery::serves(&p.group, &p.version) {
+            return Ok(super::not_found::page_not_found());
+        }
         return Err(ApiError::path_not_found());
     };
     if res.group.is_empty() && res.plural == "componentstatuses" && p.subresource.is_none() {
@@ -456,7 +472,7 @@ async fn delete(
 ) -> Result<Response, ApiError> {
     let opts = delete_options(call)?;
     match state.registry.delete(res, ns, name, &opts).await? {
-        Deleted::Gone(obj) if res.group.is_empty() && res.plural == "pods" => {
+        Deleted::Gone(obj) if res.returns_deleted_object() => {
             Ok(object_response(StatusCode::OK, &obj, &[]))
         }
         Deleted::Gone(obj) => {
@@ -512,25 +528,6 @@ async fn delete_collection(
         res.kind,
     );
     Ok(json_response(StatusCode::OK, body, &[]))
-}
-
-/// `POST selfsubjectreviews` (`kubectl auth whoami`).
-fn self_subject_review(call: &Call) -> Result<Response, ApiError> {
-    if call.method != Method::POST {
-        return Err(ApiError::method_not_allowed());
-    }
-    let user = call.user.clone().ok_or_else(ApiError::unauthorized)?;
-    let body = json!({
-        "kind": "SelfSubjectReview",
-        "apiVersion": "authentication.k8s.io/v1",
-        "metadata": {"creationTimestamp": null},
-        "status": {"userInfo": {"username": user.name, "groups": user.groups}}
-    });
-    let mut body = body;
-    if let Some(uid) = user.uid.as_ref().filter(|u| !u.is_empty()) {
-        body["status"]["userInfo"]["uid"] = json!(uid);
-    }
-    Ok(object_response(StatusCode::CREATED, &body, &[]))
 }
 
 /// A `Body` of one JSON document, encoded as upstream (for streaming helpers).

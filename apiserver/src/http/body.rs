@@ -70,9 +70,7 @@ pub fn parse_json(bytes: &[u8]) -> Result<Decoded, ApiError> {
 /// [`crate::codec`]; other types are 415.
 pub fn decode(content_type: &str, bytes: &[u8]) -> Result<Decoded, ApiError> {
     if bytes.len() > MAX_BODY {
-        return Err(ApiError::too_large(
-            "the request body is too large (limit 3145728 bytes)",
-        ));
+        return Err(ApiError::body_too_large(MAX_BODY));
     }
     match content_type {
         "application/json" | "" => parse_json(bytes),
@@ -153,15 +151,22 @@ pub fn admit_object(
     if kind.is_empty() {
         map.insert("kind".into(), Value::String(res.kind.into()));
     } else if kind != res.kind {
-        return Err(ApiError::bad_request(format!(
-            "the API version in the data ({api_version}) does not match the expected API version ({})",
+        // A missing apiVersion defaults to the URL's, as upstream's decoder does.
+        let body_version = if api_version.is_empty() {
             res.api_version
-        ))
-        .with_kind_mismatch(&kind, res.kind));
+        } else {
+            &api_version
+        };
+        return Err(kind_mismatch(res, body_version, &kind));
     }
     if api_version.is_empty() {
         map.insert("apiVersion".into(), Value::String(res.api_version.into()));
     } else if api_version != res.api_version {
+        let (group, version) = api_version.split_once('/').unwrap_or(("", &api_version));
+        if crate::registry::resource::by_kind(group, version, res.kind).is_none() {
+            // Not in the scheme: decoding fails before the version check.
+            return Err(kind_mismatch(res, &api_version, res.kind));
+        }
         return Err(ApiError::bad_request(format!(
             "the API version in the data ({api_version}) does not match the expected API version ({})",
             res.api_version
@@ -195,17 +200,35 @@ pub fn admit_object(
     }
 }
 
-trait KindMismatch {
-    fn with_kind_mismatch(self, got: &str, want: &str) -> Self;
-}
-
-impl KindMismatch for ApiError {
-    /// Upstream's message for a kind that does not fit the URL.
-    fn with_kind_mismatch(self, got: &str, want: &str) -> Self {
-        ApiError::bad_request(format!(
-            "the kind in the data ({got}) does not match the expected kind ({want})"
-        ))
-    }
+/// A body whose kind is not the URL's: upstream's codec fails to decode it
+/// into the URL's type. A registered kind cannot be converted (`Secret in
+/// version "v1" cannot be handled as a ConfigMap: converting (v1.Secret) to
+/// (core.ConfigMap): unknown conversion`); an unregistered one (a
+/// lower-case `service`) is not in the scheme.
+fn kind_mismatch(res: &ResourceInfo, api_version: &str, kind: &str) -> ApiError {
+    let (group, version) = match api_version.split_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", api_version),
+    };
+    let why = if crate::registry::resource::by_kind(group, version, kind).is_some() {
+        // Internal packages are named after the group's first label.
+        let internal = match res.group.split('.').next() {
+            Some("") | None => "core",
+            Some(first) => first,
+        };
+        format!(
+            "converting ({version}.{kind}) to ({internal}.{}): unknown conversion",
+            res.kind
+        )
+    } else {
+        format!(
+            "no kind \"{kind}\" is registered for version \"{api_version}\" in scheme \"pkg/api/legacyscheme/scheme.go:30\""
+        )
+    };
+    ApiError::bad_request(format!(
+        "{kind} in version \"{version}\" cannot be handled as a {}: {why}",
+        res.kind
+    ))
 }
 
 /// Paths present in `raw` but dropped by normalization.

@@ -6,7 +6,6 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::status::ApiError;
 use crate::registry::resource::{self, GROUP_ORDER, ResourceInfo};
 use crate::registry::subresource;
 
@@ -33,12 +32,20 @@ fn group_versions() -> Vec<GroupVersion> {
             }),
         }
     }
-    // authentication.k8s.io has only virtual resources (selfsubjectreviews).
-    out.push(GroupVersion {
-        group: "authentication.k8s.io",
-        version: "v1",
-        resources: vec![],
-    });
+    // authentication.k8s.io and authorization.k8s.io have only the review
+    // resources, which are never stored.
+    for r in super::review::REVIEWS {
+        if !out
+            .iter()
+            .any(|gv| gv.group == r.group && gv.version == r.version)
+        {
+            out.push(GroupVersion {
+                group: r.group,
+                version: r.version,
+                resources: vec![],
+            });
+        }
+    }
     let order = |g: &str| {
         GROUP_ORDER
             .iter()
@@ -59,18 +66,24 @@ fn api_version(group: &str, version: &str) -> String {
 
 /// Virtual resources served by handlers rather than storage.
 fn virtual_resources(group: &str) -> Vec<Value> {
-    let served_here = subresource::virtual_resources(group, "v1").into_iter().map(|v| {
-        json!({"name": v.plural, "singularName": v.singular, "namespaced": v.namespaced,
+    let served_here = subresource::virtual_resources(group, "v1")
+        .into_iter()
+        .map(|v| {
+            json!({"name": v.plural, "singularName": v.singular, "namespaced": v.namespaced,
             "kind": v.kind, "verbs": v.verbs})
-    });
+        });
     let mut out: Vec<Value> = served_here.collect();
-    out.extend(match group {
-        "authentication.k8s.io" => vec![json!({
-            "name": "selfsubjectreviews", "singularName": "selfsubjectreview", "namespaced": false,
-            "kind": "SelfSubjectReview", "verbs": ["create"]
-        })],
-        _ => vec![],
-    });
+    out.extend(
+        super::review::REVIEWS
+            .iter()
+            .filter(|r| r.group == group)
+            .map(|r| {
+                json!({
+                    "name": r.plural, "singularName": r.kind.to_ascii_lowercase(),
+                    "namespaced": r.namespaced, "kind": r.kind, "verbs": ["create"]
+                })
+            }),
+    );
     out
 }
 
@@ -235,42 +248,74 @@ pub fn legacy_root(headers: &HeaderMap, host: &str) -> Response {
         "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": host}]}))
 }
 
-fn group_entry(gv: &GroupVersion) -> Value {
-    let v = json!({"groupVersion": api_version(gv.group, gv.version), "version": gv.version});
-    json!({"name": gv.group, "versions": [v.clone()], "preferredVersion": v})
+/// The served groups, each with its group/versions, preferred (storage
+/// order: `autoscaling` lists v2, then v1) first.
+fn groups(gvs: &[GroupVersion]) -> Vec<(&'static str, Vec<&GroupVersion>)> {
+    let mut out: Vec<(&'static str, Vec<&GroupVersion>)> = Vec::new();
+    for gv in gvs {
+        match out.iter_mut().find(|(g, _)| *g == gv.group) {
+            Some((_, list)) => list.push(gv),
+            None => out.push((gv.group, vec![gv])),
+        }
+    }
+    out
+}
+
+fn group_entry(group: &str, versions: &[&GroupVersion]) -> Value {
+    let list: Vec<Value> = versions
+        .iter()
+        .map(|gv| json!({"groupVersion": api_version(gv.group, gv.version), "version": gv.version}))
+        .collect();
+    let preferred = list.first().cloned().unwrap_or(Value::Null);
+    json!({"name": group, "versions": list, "preferredVersion": preferred})
 }
 
 /// `GET /apis`.
 pub fn groups_root(headers: &HeaderMap) -> Response {
     let gvs = group_versions();
-    let named: Vec<&GroupVersion> = gvs.iter().filter(|gv| !gv.group.is_empty()).collect();
+    let named: Vec<(&str, Vec<&GroupVersion>)> = groups(&gvs)
+        .into_iter()
+        .filter(|(g, _)| !g.is_empty())
+        .collect();
     if let Some(v) = wants_aggregated(headers) {
         let items = named
             .iter()
-            .map(|gv| aggregated_item(gv.group, &[gv]))
+            .map(|(g, versions)| aggregated_item(g, versions))
             .collect();
         return aggregated_response(headers, v, items);
     }
-    let groups: Vec<Value> = named.iter().map(|gv| group_entry(gv)).collect();
+    let groups: Vec<Value> = named
+        .iter()
+        .map(|(g, versions)| group_entry(g, versions))
+        .collect();
     json_response(&json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}))
 }
 
 /// `GET /apis/{group}`.
 pub fn group(name: &str) -> Response {
-    match group_versions()
-        .iter()
-        .find(|gv| gv.group == name && !name.is_empty())
+    let gvs = group_versions();
+    match groups(&gvs)
+        .into_iter()
+        .find(|(g, _)| *g == name && !name.is_empty())
     {
-        Some(gv) => {
-            let mut entry = group_entry(gv);
+        Some((g, versions)) => {
+            let mut entry = group_entry(g, &versions);
             if let Some(o) = entry.as_object_mut() {
                 o.insert("kind".into(), json!("APIGroup"));
                 o.insert("apiVersion".into(), json!("v1"));
             }
             json_response(&entry)
         }
-        None => ApiError::path_not_found().into_response(),
+        None => super::not_found::page_not_found(),
     }
+}
+
+/// Whether `group/version` is served (resources or virtual resources):
+/// paths under an unserved one get upstream's plain-text 404.
+pub fn serves(group: &str, version: &str) -> bool {
+    group_versions()
+        .iter()
+        .any(|gv| gv.group == group && gv.version == version)
 }
 
 /// `GET /api/v1`, `GET /apis/{group}/{version}`.
@@ -280,7 +325,7 @@ pub fn group_version(group: &str, version: &str) -> Response {
         .iter()
         .find(|gv| gv.group == group && gv.version == version)
     else {
-        return ApiError::path_not_found().into_response();
+        return super::not_found::page_not_found();
     };
     let mut resources: Vec<Value> = gv
         .resources

@@ -139,18 +139,10 @@ pub fn classify(
     let (group, version, plural, kind, namespaced) =
         match resource::find(p.group, p.version, p.resource) {
             Some(r) => (r.group, r.version, r.plural, r.kind, r.namespaced),
-            None if (p.group, p.version, p.resource)
-                == ("authentication.k8s.io", "v1", "selfsubjectreviews") =>
-            {
-                (
-                    "authentication.k8s.io",
-                    "v1",
-                    "selfsubjectreviews",
-                    "SelfSubjectReview",
-                    false,
-                )
+            None => {
+                let r = super::review::find(p.group, p.version, p.resource)?;
+                (r.group, r.version, r.plural, r.kind, r.namespaced)
             }
-            None => return None,
         };
     let subresource = match p.subresource {
         None => "",

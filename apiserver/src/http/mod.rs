@@ -1,7 +1,9 @@
 //! The HTTP layer: TLS, authentication, routing and `metav1.Status` errors.
 //!
 //! **Architecture Invariant:** no business logic here, and every error body
-//! is a `metav1.Status` built by [`status::ApiError`].
+//! is a `metav1.Status` built by [`status::ApiError`], except upstream's
+//! plain-text `404 page not found` for paths no group/version serves
+//! ([`not_found`]).
 
 pub mod access_log;
 pub mod api;
@@ -11,9 +13,11 @@ pub mod componentstatus;
 pub mod discovery;
 pub mod health;
 pub mod metrics;
+pub mod not_found;
 pub mod patch;
 pub mod path;
 pub mod query;
+pub mod review;
 pub mod routes;
 pub mod scale;
 pub mod status;

@@ -115,9 +115,10 @@ pub fn apply_document(
             let doc: json_patch::Patch = serde_json::from_slice(body)
                 .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
             if doc.0.len() > 10000 {
-                return Err(ApiError::too_large(
-                    "The allowed maximum operations in a JSON patch is 10000, got more",
-                ));
+                return Err(ApiError::too_large(format!(
+                    "The allowed maximum operations in a JSON patch is 10000, got {}",
+                    doc.0.len()
+                )));
             }
             let mut out = current.clone();
             json_patch::patch(&mut out, &doc).map_err(|e| {

@@ -5,8 +5,8 @@ use serde_json::Value;
 
 use super::object;
 use super::resource::ResourceInfo;
-use crate::status::ApiError;
 use crate::selector::{SelectorError, field, fields, label};
+use crate::status::ApiError;
 
 /// The selectors of one list or watch.
 #[derive(Clone, Debug, Default)]

@@ -61,8 +61,25 @@ fn decode_continue(token: &str) -> Result<(i64, String), ApiError> {
 }
 
 impl Registry {
-    /// Lists objects of `res` in `ns` (`None` = all namespaces).
+    /// Lists objects of `res` in `ns` (`None` = all namespaces), in `res`'s
+    /// version.
     pub async fn list(
+        &self,
+        res: &ResourceInfo,
+        ns: Option<&str>,
+        q: &ListQuery,
+    ) -> Result<ListPage, ApiError> {
+        match super::converted(res)? {
+            None => self.list_stored(res, ns, q).await,
+            Some((stored, c)) => {
+                let mut page = self.list_stored(stored, ns, q).await?;
+                page.items = page.items.into_iter().map(c.from_storage).collect();
+                Ok(page)
+            }
+        }
+    }
+
+    async fn list_stored(
         &self,
         res: &ResourceInfo,
         ns: Option<&str>,
@@ -189,10 +206,7 @@ fn validate_match(q: &ListQuery) -> Result<(), ApiError> {
             "meta.k8s.io",
             "ListOptions",
             "",
-            vec![crate::status::Cause::forbidden(
-                "resourceVersionMatch",
-                why,
-            )],
+            vec![crate::status::Cause::forbidden("resourceVersionMatch", why)],
         )),
         None => Ok(()),
     }

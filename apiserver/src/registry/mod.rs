@@ -10,6 +10,7 @@
 //! [`ApiError`]s. Controllers use the registry, never storage.
 
 mod admit;
+pub mod conversion;
 pub mod filter;
 pub mod key;
 pub mod list;
@@ -133,6 +134,27 @@ fn write_error(res: &ResourceInfo, name: &str, e: StoreError) -> ApiError {
     }
 }
 
+/// The storage row and conversion of `res` when it is served in a version
+/// other than its storage version; `None` when it is stored as served.
+fn converted(
+    res: &ResourceInfo,
+) -> Result<Option<(&'static ResourceInfo, &'static conversion::Conversion)>, ApiError> {
+    match res.conversion {
+        None => Ok(None),
+        Some(c) => resource::storage_of(res)
+            .map(|stored| Some((stored, c)))
+            .ok_or_else(|| {
+                ApiError::internal(format!("no storage version for {}", res.qualified()))
+            }),
+    }
+}
+
+/// Converts a request object into its storage version (400 on failure, as
+/// upstream's decoding does).
+fn to_storage(c: &conversion::Conversion, obj: Value) -> Result<Value, ApiError> {
+    (c.to_storage)(obj).map_err(ApiError::bad_request)
+}
+
 /// A UUIDv4 string.
 fn new_uid() -> String {
     uuid::Uuid::new_v4().to_string()
@@ -203,8 +225,21 @@ impl Registry {
         Ok(crate::wire::storage_bytes(obj))
     }
 
-    /// Reads one object.
+    /// Reads one object, in `res`'s version.
     pub async fn get(&self, res: &ResourceInfo, ns: &str, name: &str) -> Result<Value, ApiError> {
+        match converted(res)? {
+            None => self.get_stored(res, ns, name).await,
+            Some((stored, c)) => Ok((c.from_storage)(self.get_stored(stored, ns, name).await?)),
+        }
+    }
+
+    /// Reads one object of a storage-version row.
+    async fn get_stored(
+        &self,
+        res: &ResourceInfo,
+        ns: &str,
+        name: &str,
+    ) -> Result<Value, ApiError> {
         match self.store.get(&key::object(res, ns, name)).await {
             Ok(kv) => Registry::decode(&kv),
             Err(StoreError::NotFound { .. }) => {
@@ -255,6 +290,24 @@ impl Registry {
     /// Sets name from `generateName`, uid, creationTimestamp, generation and
     /// a managedFields entry; validates metadata; checks the namespace.
     pub async fn create(
+        &self,
+        res: &ResourceInfo,
+        ns: &str,
+        obj: Value,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        match converted(res)? {
+            None => self.create_stored(res, ns, obj, opts).await,
+            Some((stored, c)) => {
+                let obj = to_storage(c, obj)?;
+                Ok((c.from_storage)(
+                    self.create_stored(stored, ns, obj, opts).await?,
+                ))
+            }
+        }
+    }
+
+    async fn create_stored(
         &self,
         res: &ResourceInfo,
         ns: &str,
@@ -330,7 +383,7 @@ impl Registry {
             }
             if opts.dry_run {
                 // Upstream checks existence too.
-                if self.get(res, ns, &name).await.is_ok() {
+                if self.get_stored(res, ns, &name).await.is_ok() {
                     return Err(ApiError::already_exists(res.group, res.plural, &name));
                 }
                 return Ok(obj);
@@ -369,6 +422,27 @@ impl Registry {
         res: &ResourceInfo,
         ns: &str,
         name: &str,
+        obj: Value,
+        target: Target,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        match converted(res)? {
+            None => self.update_stored(res, ns, name, obj, target, opts).await,
+            Some((stored, c)) => {
+                let obj = to_storage(c, obj)?;
+                let new = self
+                    .update_stored(stored, ns, name, obj, target, opts)
+                    .await?;
+                Ok((c.from_storage)(new))
+            }
+        }
+    }
+
+    async fn update_stored(
+        &self,
+        res: &ResourceInfo,
+        ns: &str,
+        name: &str,
         mut obj: Value,
         target: Target,
         opts: &WriteOptions,
@@ -376,13 +450,19 @@ impl Registry {
         if !obj.is_object() {
             return Err(ApiError::bad_request("the object must be a JSON object"));
         }
-        match meta_str(&obj, "name") {
-            Some(n) if n != name => {
-                return Err(ApiError::bad_request(
-                    "the name of the object does not match the name on the URL",
-                ));
-            }
-            _ => set_meta(&mut obj, "name", Some(json!(name))),
+        // Upstream's update handler (checkName): the body names the object.
+        let obj_name = meta_str(&obj, "name").unwrap_or("");
+        if obj_name != name {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({obj_name}) does not match the name on the URL ({name})"
+            )));
+        }
+        if res.namespaced
+            && let Some(obj_ns) = meta_str(&obj, "namespace").filter(|n| !n.is_empty() && *n != ns)
+        {
+            return Err(ApiError::bad_request(format!(
+                "the namespace of the object ({obj_ns}) does not match the namespace on the URL ({ns})"
+            )));
         }
         reconcile_namespace(res, &mut obj, ns)?;
         let expected = meta_str(&obj, "resourceVersion")
@@ -601,6 +681,18 @@ impl Registry {
     where
         F: FnMut(&Value) -> Result<Value, ApiError> + Send,
     {
+        if let Some((stored, c)) = converted(res)? {
+            // The change sees and returns `res`'s version; storage keeps its own.
+            let (obj, _) =
+                self.read_modify_write(stored, ns, name, target, opts, false, |current| {
+                    match current {
+                        Some(cur) => to_storage(c, change(&(c.from_storage)(cur.clone()))?),
+                        None => Err(ApiError::not_found(res.group, res.plural, name)),
+                    }
+                })
+                .await?;
+            return Ok((c.from_storage)(obj));
+        }
         self.read_modify_write(
             res,
             ns,
@@ -638,6 +730,16 @@ impl Registry {
             keep_managed_fields: true,
             ..opts.clone()
         };
+        if let Some((stored, c)) = converted(res)? {
+            let mut merge = merge;
+            let (obj, created) = self
+                .read_modify_write(stored, ns, name, target, &opts, true, |current| {
+                    let current = current.map(|cur| (c.from_storage)(cur.clone()));
+                    to_storage(c, merge(current.as_ref())?)
+                })
+                .await?;
+            return Ok(((c.from_storage)(obj), created));
+        }
         self.read_modify_write(res, ns, name, target, &opts, true, merge)
             .await
     }
@@ -669,7 +771,7 @@ impl Registry {
                 Err(StoreError::NotFound { .. }) if create_missing && target == Target::Main => {
                     let mut obj = change(None)?;
                     set_meta(&mut obj, "name", Some(json!(name)));
-                    match self.create(res, ns, obj, opts).await {
+                    match self.create_stored(res, ns, obj, opts).await {
                         Err(e) if e.reason() == "AlreadyExists" => continue,
                         other => return other.map(|o| (o, true)),
                     }
@@ -730,6 +832,22 @@ impl Registry {
         name: &str,
         opts: &DeleteOptions,
     ) -> Result<Deleted, ApiError> {
+        match converted(res)? {
+            None => self.delete_stored(res, ns, name, opts).await,
+            Some((stored, c)) => Ok(match self.delete_stored(stored, ns, name, opts).await? {
+                Deleted::Gone(o) => Deleted::Gone((c.from_storage)(o)),
+                Deleted::Pending(o) => Deleted::Pending((c.from_storage)(o)),
+            }),
+        }
+    }
+
+    async fn delete_stored(
+        &self,
+        res: &ResourceInfo,
+        ns: &str,
+        name: &str,
+        opts: &DeleteOptions,
+    ) -> Result<Deleted, ApiError> {
         let key = key::object(res, ns, name);
         for _ in 0..16 {
             let current = match self.store.get(&key).await {
@@ -740,24 +858,7 @@ impl Registry {
                 Err(e) => return Err(store_error(e)),
             };
             let obj = Registry::decode(&current)?;
-            if let Some(uid) = &opts.precondition_uid
-                && uid != object::uid(&obj)
-            {
-                let why = format!(
-                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                    object::uid(&obj)
-                );
-                return Err(ApiError::conflict(res.group, res.plural, name, &why));
-            }
-            if let Some(rv) = &opts.precondition_rv
-                && *rv != current.mod_revision.to_string()
-            {
-                let why = format!(
-                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
-                    current.mod_revision
-                );
-                return Err(ApiError::conflict(res.group, res.plural, name, &why));
-            }
+            check_delete_preconditions(res, name, opts, &obj, current.mod_revision)?;
             let mut finalizers = object::finalizers(&obj);
             let propagation = opts.propagation.unwrap_or(default_propagation(res));
             let gc_finalizer = match propagation {
@@ -869,6 +970,49 @@ fn spec_finalizers(res: &ResourceInfo, obj: &Value) -> bool {
             .and_then(|s| s.get("finalizers"))
             .and_then(Value::as_array)
             .is_some_and(|a| !a.is_empty())
+}
+
+/// DeleteOptions preconditions, with upstream's texts: the generic store's
+/// `BeforeDelete` names the Kind (`Operation cannot be fulfilled on
+/// ConfigMap "one": the UID in the precondition (…) does not match …`);
+/// namespaces have their own storage and older wording.
+fn check_delete_preconditions(
+    res: &ResourceInfo,
+    name: &str,
+    opts: &DeleteOptions,
+    obj: &Value,
+    revision: i64,
+) -> Result<(), ApiError> {
+    let is_namespace = res.group.is_empty() && res.plural == "namespaces";
+    let uid = object::uid(obj);
+    if let Some(want) = opts.precondition_uid.as_deref().filter(|u| *u != uid) {
+        return Err(if is_namespace {
+            let why = format!(
+                "Precondition failed: UID in precondition: {want}, UID in object meta: {uid}"
+            );
+            ApiError::conflict(res.group, res.plural, name, &why)
+        } else {
+            let why = format!(
+                "the UID in the precondition ({want}) does not match the UID in record ({uid}). The object might have been deleted and then recreated"
+            );
+            ApiError::conflict(res.group, res.kind, name, &why)
+        });
+    }
+    let rv = revision.to_string();
+    if let Some(want) = opts.precondition_rv.as_deref().filter(|r| *r != rv) {
+        return Err(if is_namespace {
+            let why = format!(
+                "Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {rv}"
+            );
+            ApiError::conflict(res.group, res.plural, name, &why)
+        } else {
+            let why = format!(
+                "the ResourceVersion in the precondition ({want}) does not match the ResourceVersion in record ({rv}). The object might have been modified"
+            );
+            ApiError::conflict(res.group, res.kind, name, &why)
+        });
+    }
+    Ok(())
 }
 
 /// The propagation used when the client names none (upstream's

@@ -9,6 +9,8 @@ use std::sync::OnceLock;
 use k8s_openapi::{ClusterResourceScope, ListableResource, NamespaceResourceScope};
 use serde_json::Value;
 
+use super::conversion::{self, Conversion};
+
 /// How the `scale` subresource maps onto the object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScaleMapping {
@@ -47,6 +49,9 @@ pub struct ResourceInfo {
     /// real API server would store it (unknown fields dropped). Errors are
     /// decode errors, for a 400.
     pub normalize: fn(Value) -> Result<Value, serde_json::Error>,
+    /// How this version maps onto the resource's storage version; `None`
+    /// when this row is the storage version.
+    pub conversion: Option<&'static Conversion>,
 }
 
 impl ResourceInfo {
@@ -96,11 +101,38 @@ impl ResourceInfo {
         }
     }
 
-    /// Base64 of the first 8 bytes of sha256("group/version/Kind") — the
-    /// discovery `storageVersionHash`.
+    /// Whether DELETE answers with the deleted object rather than a
+    /// `Success` Status: upstream's `ReturnDeletedObject` storages (typed
+    /// clients decode the body into the kind).
+    pub fn returns_deleted_object(&self) -> bool {
+        matches!(
+            (self.group, self.plural),
+            (
+                "",
+                "pods"
+                    | "services"
+                    | "serviceaccounts"
+                    | "podtemplates"
+                    | "resourcequotas"
+                    | "persistentvolumes"
+                    | "persistentvolumeclaims"
+                    | "namespaces"
+            ) | (
+                "storage.k8s.io",
+                "storageclasses" | "csidrivers" | "csinodes" | "volumeattachments"
+            )
+        )
+    }
+
+    /// Base64 of the first 8 bytes of sha256("group/version/Kind") of the
+    /// storage version — the discovery `storageVersionHash` (the same for
+    /// every served version of one resource).
     pub fn storage_version_hash(&self) -> String {
         use base64::Engine;
-        let input = format!("{}/{}/{}", self.group, self.version, self.kind);
+        let input = match storage_of(self) {
+            Some(s) => format!("{}/{}/{}", s.group, s.version, s.kind),
+            None => format!("{}/{}/{}", self.group, self.version, self.kind),
+        };
         let digest = crate::registry::sha256(input.as_bytes());
         base64::engine::general_purpose::STANDARD.encode(&digest[..8])
     }
@@ -148,7 +180,23 @@ where
             spec_replicas: "spec.replicas",
         }),
         normalize: normalize::<T>,
+        conversion: None,
     }
+}
+
+/// A row served in a version other than its storage version.
+fn converted<T>(conversion: &'static Conversion) -> ResourceInfo
+where
+    T: ListableResource + serde::de::DeserializeOwned + serde::Serialize,
+    T::Scope: Scope,
+{
+    let mut r = row::<T>();
+    let stored = extras(conversion.storage_group, conversion.storage_plural);
+    r.short_names = stored.short_names;
+    r.categories = stored.categories;
+    r.status = stored.status;
+    r.conversion = Some(conversion);
+    r
 }
 
 struct Extra {
@@ -222,11 +270,11 @@ pub fn all() -> &'static [ResourceInfo] {
 
 fn build() -> Vec<ResourceInfo> {
     use k8s_openapi::api::{
-        admissionregistration::v1 as admreg, apps::v1 as apps, autoscaling::v2 as autoscaling,
-        batch::v1 as batch, certificates::v1 as certs, coordination::v1 as coord, core::v1 as core,
-        discovery::v1 as disc, events::v1 as events, flowcontrol::v1 as flow,
-        networking::v1 as net, node::v1 as node, policy::v1 as policy, rbac::v1 as rbac,
-        scheduling::v1 as sched, storage::v1 as storage,
+        admissionregistration::v1 as admreg, apps::v1 as apps, autoscaling::v1 as autoscaling_v1,
+        autoscaling::v2 as autoscaling, batch::v1 as batch, certificates::v1 as certs,
+        coordination::v1 as coord, core::v1 as core, discovery::v1 as disc, events::v1 as events,
+        flowcontrol::v1 as flow, networking::v1 as net, node::v1 as node, policy::v1 as policy,
+        rbac::v1 as rbac, scheduling::v1 as sched, storage::v1 as storage,
     };
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
     use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1 as apireg;
@@ -254,8 +302,9 @@ fn build() -> Vec<ResourceInfo> {
         row::<apps::Deployment>(),
         row::<apps::ReplicaSet>(),
         row::<apps::StatefulSet>(),
-        row::<events::Event>(),
+        converted::<events::Event>(&conversion::event::EVENTS_V1),
         row::<autoscaling::HorizontalPodAutoscaler>(),
+        converted::<autoscaling_v1::HorizontalPodAutoscaler>(&conversion::hpa::HPA_V1),
         row::<batch::CronJob>(),
         row::<batch::Job>(),
         row::<certs::CertificateSigningRequest>(),
@@ -319,6 +368,20 @@ pub const GROUP_ORDER: &[&str] = &[
     "discovery.k8s.io",
     "flowcontrol.apiserver.k8s.io",
 ];
+
+/// The rows that are storage versions: one per stored resource. Everything
+/// that walks storage (the garbage collector, namespace deletion, startup
+/// scans) iterates these, so no object is seen twice.
+pub fn stored() -> impl Iterator<Item = &'static ResourceInfo> {
+    all().iter().filter(|r| r.conversion.is_none())
+}
+
+/// The storage version's row of a converted `res`; `None` when `res` is
+/// stored as served (or, impossibly, its storage row is missing).
+pub fn storage_of(res: &ResourceInfo) -> Option<&'static ResourceInfo> {
+    let c = res.conversion?;
+    find(c.storage_group, c.storage_version, c.storage_plural)
+}
 
 /// Finds a resource by group, version and plural.
 pub fn find(group: &str, version: &str, plural: &str) -> Option<&'static ResourceInfo> {

@@ -59,8 +59,31 @@ fn too_old(requested: i64, compacted: i64) -> ApiError {
 }
 
 impl Registry {
-    /// Starts a watch of `res` in `ns` (`None` = all namespaces).
+    /// Starts a watch of `res` in `ns` (`None` = all namespaces); objects
+    /// come in `res`'s version.
     pub async fn watch(
+        &self,
+        res: &'static ResourceInfo,
+        ns: Option<&str>,
+        q: WatchQuery,
+    ) -> Result<BoxStream<'static, WatchItem>, ApiError> {
+        let Some((stored, c)) = super::converted(res)? else {
+            return self.watch_stored(res, ns, q).await;
+        };
+        let convert = c.from_storage;
+        Ok(self
+            .watch_stored(stored, ns, q)
+            .await?
+            .map(move |item| match item {
+                WatchItem::Added(o) => WatchItem::Added(convert(o)),
+                WatchItem::Modified(o) => WatchItem::Modified(convert(o)),
+                WatchItem::Deleted(o) => WatchItem::Deleted(convert(o)),
+                other => other,
+            })
+            .boxed())
+    }
+
+    async fn watch_stored(
         &self,
         res: &'static ResourceInfo,
         ns: Option<&str>,
@@ -232,9 +255,7 @@ fn resource_of_key(key: &str) -> Option<&'static ResourceInfo> {
     let group = parts.next()?;
     let plural = parts.next()?;
     let group = if group == "core" { "" } else { group };
-    super::resource::all()
-        .iter()
-        .find(|r| r.group == group && r.plural == plural)
+    super::resource::stored().find(|r| r.group == group && r.plural == plural)
 }
 
 impl Registry {
@@ -256,7 +277,7 @@ impl Registry {
     pub async fn list_all(&self) -> Result<(Vec<(&'static ResourceInfo, Header)>, i64), ApiError> {
         let revision = self.store.current_revision().await.map_err(store_error)?;
         let mut out = Vec::new();
-        for res in super::resource::all() {
+        for res in super::resource::stored() {
             let opts = skein_storage::ListOptions {
                 at_revision: revision,
                 ..Default::default()

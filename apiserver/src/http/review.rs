@@ -1,0 +1,306 @@
+//! The review resources: create-only, never stored, answered from the
+//! request and the server's authenticators and authorizer.
+//!
+//! - `authentication.k8s.io/v1` `selfsubjectreviews` (`kubectl auth
+//!   whoami`) and `tokenreviews` (checks a bearer token against the static
+//!   token file, as upstream's TokenReview REST does with its authenticator).
+//! - `authorization.k8s.io/v1` `selfsubjectaccessreviews` (`kubectl auth
+//!   can-i`), `subjectaccessreviews`, `localsubjectaccessreviews` and
+//!   `selfsubjectrulesreviews` (`kubectl auth can-i --list`). Skein has no
+//!   authorizer yet (every authenticated user may do everything, as
+//!   upstream's `AlwaysAllow`), so access reviews are allowed and the rules
+//!   review lists `*` — the answers upstream gives with that authorizer.
+//!
+//! Invalid specs get upstream's 422 texts; bodies may be JSON or protobuf.
+
+use std::sync::Arc;
+
+use axum::http::{Method, StatusCode};
+use axum::response::Response;
+use serde_json::{Map, Value, json};
+
+use super::api::{Call, object_response};
+use super::authn::TokenAuthenticator;
+use super::body;
+use crate::status::{ApiError, Cause};
+
+/// A review resource: group, version, plural, kind, namespaced.
+pub struct Review {
+    /// API group.
+    pub group: &'static str,
+    /// Version.
+    pub version: &'static str,
+    /// Plural (URL segment).
+    pub plural: &'static str,
+    /// Kind.
+    pub kind: &'static str,
+    /// Whether it lives in a namespace (`localsubjectaccessreviews`).
+    pub namespaced: bool,
+}
+
+/// Every review resource, in upstream discovery order per group.
+pub static REVIEWS: &[Review] = &[
+    Review {
+        group: "authentication.k8s.io",
+        version: "v1",
+        plural: "selfsubjectreviews",
+        kind: "SelfSubjectReview",
+        namespaced: false,
+    },
+    Review {
+        group: "authentication.k8s.io",
+        version: "v1",
+        plural: "tokenreviews",
+        kind: "TokenReview",
+        namespaced: false,
+    },
+    Review {
+        group: "authorization.k8s.io",
+        version: "v1",
+        plural: "localsubjectaccessreviews",
+        kind: "LocalSubjectAccessReview",
+        namespaced: true,
+    },
+    Review {
+        group: "authorization.k8s.io",
+        version: "v1",
+        plural: "selfsubjectaccessreviews",
+        kind: "SelfSubjectAccessReview",
+        namespaced: false,
+    },
+    Review {
+        group: "authorization.k8s.io",
+        version: "v1",
+        plural: "selfsubjectrulesreviews",
+        kind: "SelfSubjectRulesReview",
+        namespaced: false,
+    },
+    Review {
+        group: "authorization.k8s.io",
+        version: "v1",
+        plural: "subjectaccessreviews",
+        kind: "SubjectAccessReview",
+        namespaced: false,
+    },
+];
+
+/// The review served at `group/version/plural`, if any.
+pub fn find(group: &str, version: &str, plural: &str) -> Option<&'static Review> {
+    REVIEWS
+        .iter()
+        .find(|r| r.group == group && r.version == version && r.plural == plural)
+}
+
+/// Handles a request for a review resource. Only `POST` to the collection
+/// exists (405 otherwise, as upstream's create-only storage).
+pub(super) fn handle(
+    review: &'static Review,
+    namespace: Option<&str>,
+    name: Option<&str>,
+    call: &Call,
+    tokens: Option<&Arc<TokenAuthenticator>>,
+) -> Result<Response, ApiError> {
+    if call.method != Method::POST || name.is_some() {
+        return Err(ApiError::method_not_allowed());
+    }
+    if review.namespaced != namespace.is_some() {
+        return Err(ApiError::path_not_found());
+    }
+    let mut obj = decode(review, call)?;
+    let user = call.user.clone().ok_or_else(ApiError::unauthorized)?;
+    let status = match review.plural {
+        "selfsubjectreviews" => {
+            let mut info = json!({"username": user.name, "groups": user.groups});
+            if let Some(uid) = user.uid.as_ref().filter(|u| !u.is_empty()) {
+                info["uid"] = json!(uid);
+            }
+            json!({"userInfo": info})
+        }
+        "tokenreviews" => token_review(&obj, tokens)?,
+        "selfsubjectrulesreviews" => {
+            if spec_str(&obj, "namespace").is_empty() {
+                return Err(invalid(review, vec![Cause::required("spec.namespace", "")]));
+            }
+            json!({
+                "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
+                "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
+                "incomplete": false
+            })
+        }
+        _ => access_review(review, &obj, namespace)?,
+    };
+    if let Some(map) = obj.as_object_mut() {
+        map.insert("status".into(), status);
+    }
+    Ok(object_response(StatusCode::CREATED, &obj, &[]))
+}
+
+/// The body as a JSON object with its kind and apiVersion checked and set,
+/// and `metadata.creationTimestamp` null as upstream echoes it.
+fn decode(review: &Review, call: &Call) -> Result<Value, ApiError> {
+    let api_version = format!("{}/{}", review.group, review.version);
+    let decoded = body::decode(&body::content_type(&call.headers), &call.body)?;
+    let Value::Object(mut map) = decoded.raw else {
+        return Err(ApiError::bad_request(format!(
+            "{} in version \"{}\" cannot be handled as a {}: the object must be a JSON object",
+            review.kind, review.version, review.kind
+        )));
+    };
+    for (field, want) in [("kind", review.kind), ("apiVersion", api_version.as_str())] {
+        match map.get(field).and_then(Value::as_str) {
+            None | Some("") => {
+                map.insert(field.into(), json!(want));
+            }
+            Some(got) if got != want => {
+                return Err(ApiError::bad_request(format!(
+                    "{got} in version \"{}\" cannot be handled as a {}: the {field} must be {want}",
+                    review.version, review.kind
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    let meta = map
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Some(meta) = meta.as_object_mut() {
+        meta.entry("creationTimestamp").or_insert(Value::Null);
+    }
+    Ok(Value::Object(map))
+}
+
+fn spec_str<'a>(obj: &'a Value, field: &str) -> &'a str {
+    obj.get("spec")
+        .and_then(|s| s.get(field))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+fn invalid(review: &Review, causes: Vec<Cause>) -> ApiError {
+    ApiError::invalid(review.group, review.kind, "", causes)
+}
+
+/// TokenReview: `spec.token` against the static token file.
+fn token_review(obj: &Value, tokens: Option<&Arc<TokenAuthenticator>>) -> Result<Value, ApiError> {
+    let token = spec_str(obj, "token");
+    if token.is_empty() {
+        return Err(ApiError::bad_request(
+            "token is required for TokenReview in authentication",
+        ));
+    }
+    let user = tokens.and_then(|t| t.authenticate_token(token.as_bytes()));
+    Ok(match user {
+        Some(user) => {
+            let mut info = json!({"username": user.name, "groups": user.groups});
+            if let Some(uid) = user.uid.as_ref().filter(|u| !u.is_empty()) {
+                info["uid"] = json!(uid);
+            }
+            let mut status = json!({"authenticated": true, "user": info});
+            if let Some(aud) = obj.pointer("/spec/audiences").filter(|a| a.is_array()) {
+                status["audiences"] = aud.clone();
+            }
+            status
+        }
+        None => json!({"user": {}}),
+    })
+}
+
+/// The three access reviews: spec checks as upstream's validation, then
+/// the `AlwaysAllow` answer.
+fn access_review(review: &Review, obj: &Value, namespace: Option<&str>) -> Result<Value, ApiError> {
+    let spec = obj.get("spec").cloned().unwrap_or(Value::Null);
+    let resource = spec.get("resourceAttributes").filter(|v| !v.is_null());
+    let non_resource = spec.get("nonResourceAttributes").filter(|v| !v.is_null());
+    let mut causes = Vec::new();
+    if resource.is_some() && non_resource.is_some() {
+        causes.push(Cause::invalid(
+            "spec.nonResourceAttributes",
+            render(non_resource),
+            "cannot be specified in combination with resourceAttributes",
+        ));
+    }
+    if resource.is_none() && non_resource.is_none() {
+        causes.push(Cause::invalid(
+            "spec.resourceAttributes",
+            "null",
+            "exactly one of nonResourceAttributes or resourceAttributes must be specified",
+        ));
+    }
+    let user = spec.get("user").and_then(Value::as_str).unwrap_or("");
+    let groups = spec
+        .get("groups")
+        .and_then(Value::as_array)
+        .is_some_and(|g| !g.is_empty());
+    match review.plural {
+        "subjectaccessreviews" | "localsubjectaccessreviews" if user.is_empty() && !groups => {
+            causes.push(Cause::invalid(
+                "spec.user",
+                "\"\"",
+                "at least one of user or group must be specified",
+            ));
+        }
+        "selfsubjectaccessreviews" => {}
+        _ => {}
+    }
+    if review.plural == "localsubjectaccessreviews" {
+        let ns = namespace.unwrap_or("");
+        let want = resource
+            .and_then(|r| r.get("namespace"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if obj
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .is_some_and(|m| m != ns)
+        {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+        if resource.is_some() && want != ns {
+            causes.push(Cause::invalid(
+                "spec.resourceAttributes.namespace",
+                format!("\"{want}\""),
+                "must match metadata.namespace",
+            ));
+        }
+    }
+    if !causes.is_empty() {
+        return Err(invalid(review, causes));
+    }
+    Ok(json!({"allowed": true}))
+}
+
+fn render(v: Option<&Value>) -> String {
+    v.map(Value::to_string).unwrap_or_else(|| "null".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_review_is_found_by_path() {
+        for r in REVIEWS {
+            assert!(std::ptr::eq(find(r.group, r.version, r.plural).unwrap(), r));
+        }
+        assert!(find("authorization.k8s.io", "v1", "roles").is_none());
+    }
+
+    #[test]
+    fn access_reviews_need_attributes_and_a_subject() {
+        let sar = find("authorization.k8s.io", "v1", "subjectaccessreviews").unwrap();
+        let err = access_review(sar, &json!({"spec": {}}), None).unwrap_err();
+        assert_eq!(
+            err.message(),
+            "SubjectAccessReview.authorization.k8s.io \"\" is invalid: [spec.resourceAttributes: Invalid value: null: exactly one of nonResourceAttributes or resourceAttributes must be specified, spec.user: Invalid value: \"\": at least one of user or group must be specified]"
+        );
+        let ok = access_review(
+            sar,
+            &json!({"spec": {"user": "alice", "resourceAttributes": {"verb": "get", "resource": "pods"}}}),
+            None,
+        )
+        .unwrap();
+        assert_eq!(ok, json!({"allowed": true}));
+    }
+}
