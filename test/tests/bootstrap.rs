@@ -287,6 +287,35 @@ async fn system_namespaces_priority_classes_and_roles_exist() {
 }
 
 #[tokio::test]
+async fn aggregated_roles_collect_the_rules_of_labelled_roles() {
+    let env = start().await;
+    for (i, k) in env.each() {
+        let s = &env.server;
+        let name = format!("reader-{i}");
+        let file = env.manifest(&json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": name, "labels": {"rbac.authorization.k8s.io/aggregate-to-view": "true"}},
+            "rules": [{"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get", "list"]}],
+        }));
+        ok(k, s, &["create", "-f", &file]);
+        let rule = json!([{"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get", "list"]}]);
+        // view aggregates it; edit aggregates view; admin aggregates edit.
+        for role in ["view", "edit", "admin"] {
+            eventually(k, s, &["get", "clusterrole", role, "-o", "json"], |t| {
+                serde_json::from_str::<Value>(t).is_ok_and(|r| r["rules"] == rule)
+            });
+        }
+        ok(k, s, &["delete", "clusterrole", &name]);
+        for role in ["view", "edit", "admin"] {
+            eventually(k, s, &["get", "clusterrole", role, "-o", "json"], |t| {
+                serde_json::from_str::<Value>(t)
+                    .is_ok_and(|r| r["rules"].as_array().is_none_or(Vec::is_empty))
+            });
+        }
+    }
+}
+
+#[tokio::test]
 async fn every_namespace_gets_its_label_account_and_ca_bundle() {
     let env = start().await;
     let ca = String::from_utf8(env.server.pki_file("ca.crt")).expect("PEM");

@@ -1,13 +1,15 @@
 //! Controllers that make the native API behave like a cluster's control
 //! plane: what kube-apiserver creates by itself (bootstrap objects, the
 //! `kubernetes` Service), and kube-controller-manager's namespace
-//! lifecycle, ServiceAccount, root CA publisher and garbage collector.
+//! lifecycle, ServiceAccount, root CA publisher, ClusterRole aggregation
+//! and garbage collector.
 //!
 //! **Architecture Invariant:** controllers go through the
 //! [`crate::registry::Registry`] as a system user; they never touch storage
 //! or HTTP.
 
 pub mod account_cache;
+pub mod aggregation;
 pub mod bootstrap;
 pub mod gc;
 pub mod kubernetes_service;
@@ -68,7 +70,8 @@ impl Cluster {
 /// Reconciles the `kubernetes` Service once and gives the system
 /// namespaces their `default` ServiceAccount and `kube-root-ca.crt` (a
 /// failure is logged, not fatal: the controllers retry), then starts the ServiceAccount cache and
-/// the `kubernetes` Service, ServiceAccount and root CA controllers.
+/// the `kubernetes` Service, ServiceAccount, root CA and ClusterRole
+/// aggregation controllers.
 pub async fn start_cluster(registry: &Registry, cluster: Cluster) {
     cluster.accounts.attach(registry.clone());
     tokio::spawn(cluster.accounts.clone().run());
@@ -88,4 +91,5 @@ pub async fn start_cluster(registry: &Registry, cluster: Cluster) {
     tokio::spawn(kubernetes_service::run(registry.clone(), cluster.endpoint));
     tokio::spawn(serviceaccount::run(registry.clone()));
     tokio::spawn(rootca::run(registry.clone(), cluster.ca_pem));
+    tokio::spawn(aggregation::run(registry.clone()));
 }
