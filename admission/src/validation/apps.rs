@@ -270,12 +270,36 @@ pub(super) fn stateful_set(obj: &Value, old: Option<&Value>) -> Vec<Cause> {
             )),
         }
     }
+    if let Some(policy) = spec
+        .get("persistentVolumeClaimRetentionPolicy")
+        .and_then(Value::as_object)
+    {
+        let p = path.child("persistentVolumeClaimRetentionPolicy");
+        for key in ["whenDeleted", "whenScaled"] {
+            let v = str_of(policy, key);
+            if !["Retain", "Delete"].contains(&v) {
+                out.push(Cause::not_supported(
+                    p.child(key),
+                    &json!(v),
+                    &["Retain", "Delete"],
+                ));
+            }
+        }
+    }
     non_negative(spec.get("replicas"), &path.child("replicas"), &mut out);
     non_negative(
         spec.get("minReadySeconds"),
         &path.child("minReadySeconds"),
         &mut out,
     );
+    if let Some(ordinals) = spec.get("ordinals").and_then(Value::as_object) {
+        // Upstream names this field `ordinals.start` as one path element.
+        non_negative(
+            ordinals.get("start"),
+            &path.child("ordinals.start"),
+            &mut out,
+        );
+    }
     required_selector(&spec, "statefulset", &path, &mut out);
     selector_matches_template(&spec, &path, &mut out);
     // Upstream ValidatePodTemplateSpecForStatefulSet checks the template's

@@ -654,3 +654,18 @@ fn topology_spread_constraints() {
         ]
     );
 }
+
+#[test]
+fn statefulset_retention_policy_and_ordinals() {
+    let mut sts = statefulset(json!({"containers": [{"name": "am", "image": "x"}]}));
+    sts["spec"]["persistentVolumeClaimRetentionPolicy"] =
+        json!({"whenDeleted": "Keep", "whenScaled": "Delete"});
+    sts["spec"]["ordinals"] = json!({"start": -1});
+    assert_eq!(
+        check("apps", "StatefulSet", sts, None),
+        [
+            r#"spec.persistentVolumeClaimRetentionPolicy.whenDeleted: Unsupported value: "Keep": supported values: "Retain", "Delete""#,
+            "spec.ordinals.start: Invalid value: -1: must be greater than or equal to 0",
+        ]
+    );
+}
