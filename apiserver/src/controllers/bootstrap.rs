@@ -7,7 +7,8 @@
 //!   PriorityClasses;
 //! - the RBAC bootstrap roles users see first: `cluster-admin` (and its
 //!   binding to `system:masters`), `admin`, `edit` and `view` with their
-//!   aggregation rules.
+//!   aggregation rules, and the `system:aggregate-to-*` roles whose rules
+//!   the aggregation controller gathers into them.
 //!
 //! Existing objects are left as they are (upstream reconciles the RBAC
 //! defaults marked `autoupdate`; see the module docs of `controllers`).
@@ -67,7 +68,10 @@ pub async fn ensure(registry: &Registry) -> Result<(), ApiError> {
         });
         create(registry, "scheduling.k8s.io", "v1", "priorityclasses", obj).await?;
     }
-    for role in cluster_roles() {
+    for role in cluster_roles()
+        .into_iter()
+        .chain(aggregate_roles().map_err(|e| ApiError::internal(e.to_string()))?)
+    {
         create(registry, RBAC, "v1", "clusterroles", role).await?;
     }
     create(
@@ -199,6 +203,17 @@ pub fn cluster_roles() -> Vec<Value> {
     ]
 }
 
+/// `system:aggregate-to-admin`, `-edit` and `-view`: the rules upstream's
+/// bootstrap policy gives `admin`, `edit` and `view` through aggregation
+/// (data from upstream's `bootstrappolicy/testdata/cluster-roles.yaml`).
+///
+/// # Errors
+///
+/// The embedded data does not parse (a unit test guards it).
+pub fn aggregate_roles() -> Result<Vec<Value>, serde_json::Error> {
+    serde_json::from_str(include_str!("bootstrap/aggregate_roles.json"))
+}
+
 /// The `cluster-admin` ClusterRoleBinding: the `system:masters` group.
 fn cluster_admin_binding() -> Value {
     json!({
@@ -208,4 +223,32 @@ fn cluster_admin_binding() -> Value {
         "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": "cluster-admin"},
         "subjects": [{"apiGroup": RBAC, "kind": "Group", "name": "system:masters"}],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aggregate_roles_parse_and_are_labelled() {
+        let roles = aggregate_roles().unwrap();
+        let names: Vec<&str> = roles.iter().map(object::name).collect();
+        assert_eq!(
+            names,
+            [
+                "system:aggregate-to-admin",
+                "system:aggregate-to-edit",
+                "system:aggregate-to-view"
+            ]
+        );
+        for (role, to) in roles.iter().zip(["admin", "edit", "view"]) {
+            assert_eq!(
+                object::labels(role)
+                    .get(&format!("{AGGREGATE_TO}{to}"))
+                    .map(String::as_str),
+                Some("true")
+            );
+            assert!(role["rules"].as_array().is_some_and(|r| !r.is_empty()));
+        }
+    }
 }
