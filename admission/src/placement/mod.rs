@@ -21,7 +21,7 @@ pub use preferences::{ClusterPreferences, ReplicaPreferences};
 
 use crate::Cause;
 use crate::path::Path;
-use crate::selector::{self, Operator, Requirement};
+use crate::selector::label::{Operator, Requirement, Selector};
 
 /// `skein.io/clusters`.
 pub const CLUSTERS: &str = "skein.io/clusters";
@@ -113,7 +113,7 @@ pub struct Placement {
     /// `skein.io/cluster-selector`, ANDed with the V1
     /// `federation.alpha.kubernetes.io/cluster-selector` when both are set;
     /// `None` when neither is.
-    pub cluster_selector: Option<Vec<Requirement>>,
+    pub cluster_selector: Option<Selector>,
     /// `skein.io/replica-scheduling`.
     pub replica_scheduling: Option<ReplicaScheduling>,
     /// `skein.io/replica-preferences`, else the V1 preferences annotation
@@ -214,9 +214,12 @@ pub fn parse(annotations: &Map<String, Value>, kind: &str) -> Result<Placement, 
                 Ok(c) => out.clusters = Some(c),
                 Err(e) => errs.push(invalid(e)),
             },
-            CLUSTER_SELECTOR => match selector::parse(text) {
-                Ok(reqs) => out.cluster_selector = Some(reqs),
-                Err(e) => errs.push(invalid(format!("not a valid label selector: {e}"))),
+            CLUSTER_SELECTOR => match Selector::parse(text) {
+                Ok(sel) => out.cluster_selector = Some(sel),
+                Err(e) => errs.push(invalid(format!(
+                    "not a valid label selector: {}",
+                    e.message()
+                ))),
             },
             REPLICA_SCHEDULING => match text {
                 "Divided" => out.replica_scheduling = Some(ReplicaScheduling::Divided),
@@ -306,9 +309,13 @@ pub fn parse(annotations: &Map<String, Value>, kind: &str) -> Result<Placement, 
         out.replica_preferences = v1_prefs;
     }
     if let Some(v1) = v1_selector {
-        let mut reqs = out.cluster_selector.take().unwrap_or_default();
+        let mut reqs = out
+            .cluster_selector
+            .take()
+            .map(|s| s.requirements().to_vec())
+            .unwrap_or_default();
         reqs.extend(v1);
-        out.cluster_selector = Some(reqs);
+        out.cluster_selector = Some(Selector::from_requirements(reqs));
     }
     if errs.is_empty() { Ok(out) } else { Err(errs) }
 }
@@ -366,7 +373,7 @@ fn parse_v1_selector(text: &str) -> Result<Vec<Requirement>, String> {
             .get("operator")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let op = Operator::from_v1(op_text).ok_or_else(|| {
+        let op = v1_operator(op_text).ok_or_else(|| {
             format!(
                 "[{i}]: unsupported operator {op_text:?} (supported: in, notin, exists, !, =, ==, !=, gt, lt)"
             )
@@ -380,9 +387,26 @@ fn parse_v1_selector(text: &str) -> Result<Vec<Requirement>, String> {
                 .ok_or_else(|| format!("[{i}]: \"values\" must be a list of strings"))?,
             Some(_) => return Err(format!("[{i}]: \"values\" must be a list of strings")),
         };
-        out.push(Requirement::new(key, op, values).map_err(|e| format!("[{i}]: {e}"))?);
+        out.push(Requirement::new(key, op, values).map_err(|e| format!("[{i}]: {}", e.message()))?);
     }
     Ok(out)
+}
+
+/// The Federation V1 JSON spelling of an operator (upstream's
+/// `selection.Operator` strings).
+fn v1_operator(op: &str) -> Option<Operator> {
+    Some(match op {
+        "=" => Operator::Equals,
+        "==" => Operator::DoubleEquals,
+        "!=" => Operator::NotEquals,
+        "in" => Operator::In,
+        "notin" => Operator::NotIn,
+        "exists" => Operator::Exists,
+        "!" => Operator::DoesNotExist,
+        "gt" => Operator::GreaterThan,
+        "lt" => Operator::LessThan,
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
@@ -415,13 +439,10 @@ mod tests {
             p.clusters,
             Some(Clusters::Named(vec!["east".into(), "west".into()]))
         );
-        let sel: Vec<String> = p
-            .cluster_selector
-            .unwrap()
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        assert_eq!(sel, ["region in (eu,us)", "!legacy", "tier!=dev"]);
+        assert_eq!(
+            p.cluster_selector.unwrap().to_string(),
+            "!legacy,region in (eu,us),tier!=dev"
+        );
         assert_eq!(p.replica_scheduling, Some(ReplicaScheduling::Duplicated));
         assert!(p.replica_preferences.unwrap().rebalance);
         assert!(matches!(p.overrides.get("east"), Some(Override::Merge(_))));
@@ -535,7 +556,7 @@ mod tests {
             (
                 "skein.io/cluster-selector",
                 "region in (eu",
-                r#"metadata.annotations[skein.io/cluster-selector]: Invalid value: "region in (eu": skein.io/cluster-selector: not a valid label selector: found '', expected: ',' or ')'"#,
+                r#"metadata.annotations[skein.io/cluster-selector]: Invalid value: "region in (eu": skein.io/cluster-selector: not a valid label selector: unable to parse requirement: found '', expected: ',' or ')'"#,
             ),
             (
                 "skein.io/replica-preferences",
@@ -583,7 +604,7 @@ mod tests {
         let rendered: Vec<String> = reqs.iter().map(ToString::to_string).collect();
         assert_eq!(
             rendered,
-            ["a in (x,y)", "b", "!c", "d=1", "e>2", "f<9", "g notin (z)"]
+            ["a in (x,y)", "b", "!c", "d==1", "e>2", "f<9", "g notin (z)"]
         );
         assert!(parse_v1_selector(r#"[{"key":"a","operator":"in"}]"#).is_err());
         assert!(parse_v1_selector(r#"[{"key":"a","operator":"gt","values":["x"]}]"#).is_err());

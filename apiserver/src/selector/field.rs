@@ -22,7 +22,7 @@
 
 use std::fmt;
 
-use super::error::{Result, SelectorError};
+use super::{Result, SelectorError};
 
 /// Upstream's term operators, longest first where they share a prefix.
 const OPERATORS: [(&str, Operator); 3] = [

@@ -25,9 +25,9 @@
 
 use serde_json::Value;
 
-use super::error::{Result, SelectorError};
 use super::field;
-use super::validation::go_quote;
+use super::{Result, SelectorError};
+use skein_admission::selector::go::go_quote;
 
 const DEFAULT: &[&str] = &["metadata.name", "metadata.namespace"];
 const POD: &[&str] = &[

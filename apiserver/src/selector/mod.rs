@@ -24,13 +24,13 @@
 //!   (`fuzz/`) and property tests check the parsers on arbitrary strings.
 //! - Parsing a selector's `Display` output gives the selector back.
 
-mod error;
 pub mod field;
 pub mod fields;
-pub mod label;
-mod validation;
 
-pub use error::{Result, SelectorError};
+/// Label selectors live in the admission crate, their one home (placement
+/// annotations parse them there too).
+pub use skein_admission::selector::label;
+pub use skein_admission::selector::{Result, SelectorError};
 
 #[cfg(test)]
 mod props;

@@ -27,13 +27,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
-use serde::Deserialize;
+use serde_json::Value;
 
 use super::error::{Result, SelectorError};
-use super::validation::{
-    aggregate, invalid_string, invalid_strings, label_value_errors, qualified_name_errors,
-};
+use super::go::{aggregate, invalid_string, invalid_strings};
+use crate::names::{label_value as label_value_errors, qualified_name as qualified_name_errors};
 
 /// How a [`Requirement`] relates its key to its values
 /// (upstream `selection.Operator`).
@@ -224,24 +222,49 @@ impl Selector {
         Self::from_unsorted(requirements)
     }
 
-    /// Upstream `metav1.LabelSelectorAsSelector`: `None` (a missing selector)
-    /// matches nothing, an empty one everything; `matchLabels` become
-    /// `k=v` requirements (checked in key order), `matchExpressions` use
-    /// `In`, `NotIn`, `Exists` or `DoesNotExist`.
-    pub fn from_label_selector(selector: Option<&LabelSelector>) -> Result<Self> {
-        let Some(ps) = selector else {
-            return Ok(Self::nothing());
+    /// Upstream `metav1.LabelSelectorAsSelector` for the JSON form, e.g. a
+    /// Deployment's `spec.selector`: `null` (a missing selector) matches
+    /// nothing, an empty one everything; `matchLabels` become `k=v`
+    /// requirements (checked in key order), `matchExpressions` use `In`,
+    /// `NotIn`, `Exists` or `DoesNotExist`. A value that is not a
+    /// `LabelSelector` (wrong JSON types) is an error naming the field.
+    pub fn from_label_selector_value(value: &Value) -> Result<Self> {
+        let bad =
+            |what: &str| SelectorError::LabelSelector(format!("invalid label selector: {what}"));
+        let ps = match value {
+            Value::Null => return Ok(Self::nothing()),
+            Value::Object(ps) => ps,
+            _ => return Err(bad("must be an object")),
         };
-        let labels = ps.match_labels.as_ref();
-        let expressions = ps.match_expressions.as_deref().unwrap_or_default();
         let mut requirements = Vec::new();
-        for (k, v) in labels.into_iter().flatten() {
-            let r = new_requirement(k.clone(), Operator::Equals, vec![v.clone()])
-                .map_err(SelectorError::LabelSelector)?;
-            requirements.push(r);
+        match ps.get("matchLabels") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(labels)) => {
+                for (k, v) in labels {
+                    let v = v
+                        .as_str()
+                        .ok_or_else(|| bad("matchLabels values must be strings"))?;
+                    let r = new_requirement(k.clone(), Operator::Equals, vec![v.to_string()])
+                        .map_err(SelectorError::LabelSelector)?;
+                    requirements.push(r);
+                }
+            }
+            Some(_) => return Err(bad("matchLabels must be an object")),
         }
+        let expressions = match ps.get("matchExpressions") {
+            None | Some(Value::Null) => &[][..],
+            Some(Value::Array(e)) => e.as_slice(),
+            Some(_) => return Err(bad("matchExpressions must be a list")),
+        };
         for expr in expressions {
-            let operator = match expr.operator.as_str() {
+            let text = |field: &str| -> Result<String> {
+                match expr.get(field) {
+                    None | Some(Value::Null) => Ok(String::new()),
+                    Some(Value::String(s)) => Ok(s.clone()),
+                    Some(_) => Err(bad(&format!("matchExpressions {field} must be a string"))),
+                }
+            };
+            let operator = match text("operator")?.as_str() {
                 "In" => Operator::In,
                 "NotIn" => Operator::NotIn,
                 "Exists" => Operator::Exists,
@@ -249,27 +272,24 @@ impl Selector {
                 other => {
                     return Err(SelectorError::LabelSelector(format!(
                         "{} is not a valid label selector operator",
-                        super::validation::go_quote(other)
+                        super::go::go_quote(other)
                     )));
                 }
             };
-            let values = expr.values.clone().unwrap_or_default();
-            let r = new_requirement(expr.key.clone(), operator, values)
+            let values = match expr.get("values") {
+                None | Some(Value::Null) => Vec::new(),
+                Some(Value::Array(vs)) => vs
+                    .iter()
+                    .map(|v| v.as_str().map(str::to_string))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| bad("matchExpressions values must be strings"))?,
+                Some(_) => return Err(bad("matchExpressions values must be a list")),
+            };
+            let r = new_requirement(text("key")?, operator, values)
                 .map_err(SelectorError::LabelSelector)?;
             requirements.push(r);
         }
         Ok(Self::from_unsorted(requirements))
-    }
-
-    /// [`Selector::from_label_selector`] for the JSON form, e.g. a
-    /// Deployment's `spec.selector`. JSON `null` matches nothing.
-    pub fn from_label_selector_value(value: &serde_json::Value) -> Result<Self> {
-        if value.is_null() {
-            return Ok(Self::nothing());
-        }
-        let ps = LabelSelector::deserialize(value)
-            .map_err(|e| SelectorError::LabelSelector(format!("invalid label selector: {e}")))?;
-        Self::from_label_selector(Some(&ps))
     }
 
     fn from_unsorted(mut requirements: Vec<Requirement>) -> Self {
@@ -313,11 +333,11 @@ impl Selector {
 
     /// Whether an object's `metadata.labels` satisfy every requirement.
     /// Missing labels count as none; non-string label values as absent.
-    pub fn matches_object(&self, object: &serde_json::Value) -> bool {
+    pub fn matches_object(&self, object: &Value) -> bool {
         let labels = object
             .get("metadata")
             .and_then(|m| m.get("labels"))
-            .and_then(serde_json::Value::as_object);
+            .and_then(Value::as_object);
         self.matches_with(|k| labels.and_then(|l| l.get(k)).and_then(|v| v.as_str()))
     }
 

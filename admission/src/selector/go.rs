@@ -1,32 +1,17 @@
-//! Upstream's label key and value rules, and the Go formatting that its
-//! error messages use.
-//!
-//! These mirror `k8s.io/apimachinery/pkg/util/validation` (`IsQualifiedName`,
-//! `IsValidLabelValue`, `IsDNS1123Subdomain`), `…/validation/field`
-//! (`field.Invalid(...).Error()`) and `…/util/errors` (aggregates), because
-//! their text reaches users verbatim. Lengths are in bytes, as Go's `len`.
-
-/// Upstream `validation.IsQualifiedName`: the rule for label keys.
-/// Returns the reasons `value` is not one; empty when it is. The rule
-/// itself lives in [`skein_admission::names`], its one home.
-pub(crate) fn qualified_name_errors(value: &str) -> Vec<String> {
-    skein_admission::names::qualified_name(value)
-}
-
-/// Upstream `validation.IsValidLabelValue`.
-pub(crate) fn label_value_errors(value: &str) -> Vec<String> {
-    skein_admission::names::label_value(value)
-}
+//! The Go formatting that upstream's selector messages use:
+//! `…/validation/field` (`field.Invalid(...).Error()`), `…/util/errors`
+//! (aggregates) and `strconv.Quote`, because their text reaches users
+//! verbatim. The string rules themselves are [`crate::names`].
 
 /// `field.Invalid(path, value, detail).Error()` for a string value:
 /// `<path>: Invalid value: "<value>": <detail>`.
-pub(crate) fn invalid_string(path: &str, value: &str, detail: &str) -> String {
+pub fn invalid_string(path: &str, value: &str, detail: &str) -> String {
     invalid(path, &go_quote(value), detail)
 }
 
 /// `field.Invalid(path, values, detail).Error()` for a `[]string` value,
 /// which Go prints with `%#v`: `[]string{"a", "b"}`, or `[]string(nil)`.
-pub(crate) fn invalid_strings(path: &str, values: &[String], detail: &str) -> String {
+pub fn invalid_strings(path: &str, values: &[String], detail: &str) -> String {
     let shown = if values.is_empty() {
         "[]string(nil)".to_string()
     } else {
@@ -46,7 +31,7 @@ fn invalid(path: &str, shown: &str, detail: &str) -> String {
 
 /// `ErrorList.ToAggregate().Error()`: duplicates dropped, one message as is,
 /// several as `[a, b]`. `None` for no messages.
-pub(crate) fn aggregate(messages: Vec<String>) -> Option<String> {
+pub fn aggregate(messages: Vec<String>) -> Option<String> {
     let mut unique: Vec<String> = Vec::with_capacity(messages.len());
     for m in messages {
         if !unique.contains(&m) {
@@ -66,7 +51,7 @@ pub(crate) fn aggregate(messages: Vec<String>) -> Option<String> {
 /// approximated by excluding control, format, separator, private-use and
 /// noncharacter code points. Unassigned code points, which Go would escape,
 /// are printed as they are.
-pub(crate) fn go_quote(s: &str) -> String {
+pub fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
@@ -138,6 +123,10 @@ fn is_go_print(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    // The shared string rules, held here to upstream's edge cases too.
+    use crate::names::{
+        label_value as label_value_errors, qualified_name as qualified_name_errors,
+    };
 
     #[test]
     fn qualified_names() {

@@ -694,9 +694,8 @@ fn from_label_selector() {
             .matches_nothing()
     );
     assert!(
-        Selector::from_label_selector(None)
-            .unwrap()
-            .matches_nothing()
+        Selector::from_label_selector_value(&json!(17)).is_err(),
+        "not a LabelSelector"
     );
 
     let e = |v: serde_json::Value| {
