@@ -3,6 +3,7 @@
 //! looks like a real cluster's. One mutating plugin, [`Defaults`],
 //! dispatching on the object's kind.
 
+mod cluster;
 mod misc;
 mod pod;
 mod quantities;
@@ -76,6 +77,13 @@ pub fn apply(group: &str, version: &str, kind: &str, obj: &mut Value, create: bo
         ("autoscaling", "HorizontalPodAutoscaler") => misc::hpa_v2(map),
         ("networking.k8s.io", "NetworkPolicy") => misc::network_policy(map),
         ("networking.k8s.io", "IngressClass") => misc::ingress_class(map),
+        ("scheduling.k8s.io", "PriorityClass") => cluster::priority_class(map),
+        ("storage.k8s.io", "StorageClass") => cluster::storage_class(map),
+        ("storage.k8s.io", "CSIDriver") => cluster::csi_driver(map),
+        ("flowcontrol.apiserver.k8s.io", "FlowSchema") => cluster::flow_schema(map),
+        ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration") => {
+            cluster::priority_level(map)
+        }
         ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => {
             misc::role_binding(map);
         }

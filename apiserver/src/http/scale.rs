@@ -112,7 +112,18 @@ pub async fn handle(
         ..WriteOptions::default()
     };
     let wanted_scale = match *method {
-        Method::GET => return Ok(object_response(StatusCode::OK, &scale_of(&current), &[])),
+        Method::GET => {
+            let scale = scale_of(&current);
+            // `kubectl get … --subresource=scale` asks for a Table.
+            if super::api::wants_table(headers) {
+                let include = super::api::include_object(query)?;
+                let now = time::OffsetDateTime::now_utc();
+                let table =
+                    crate::table::object_table("autoscaling", "Scale", &scale, include, now);
+                return Ok(object_response(StatusCode::OK, &table, &[]));
+            }
+            return Ok(object_response(StatusCode::OK, &scale, &[]));
+        }
         Method::PUT => body::decode(&body::content_type(headers), body_bytes)?.raw,
         Method::PATCH => {
             let ct = body::content_type(headers);

@@ -48,6 +48,20 @@ pub struct WriteOptions {
     /// update's [`Target`] (`scale` writes the main object); recorded in
     /// the manager's managedFields entry.
     pub subresource: Option<&'static str>,
+    /// Who asked, for strategies that record it (a
+    /// CertificateSigningRequest's `spec.username`, `uid` and `groups`).
+    pub requester: Option<Requester>,
+}
+
+/// The authenticated user behind a write, as the registry sees it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Requester {
+    /// User name.
+    pub name: String,
+    /// User uid (empty when the authenticator has none).
+    pub uid: String,
+    /// Groups.
+    pub groups: Vec<String>,
 }
 
 /// Which part of an object an update targets.
@@ -372,7 +386,7 @@ impl Registry {
             if res.group == "batch" && res.plural == "jobs" {
                 skein_admission::defaults::job_selector(&mut obj);
             }
-            strategy::prepare_for_create(res, &mut obj);
+            strategy::prepare_for_create(res, &mut obj, opts.requester.as_ref());
             admit::validate(&self.admission, &admission, &mut obj)?;
             if !opts.keep_managed_fields {
                 managed::record_update(&mut obj, None, res, &opts.field_manager, None);
@@ -848,6 +862,18 @@ impl Registry {
         name: &str,
         opts: &DeleteOptions,
     ) -> Result<Deleted, ApiError> {
+        // Upstream's NamespaceLifecycle admission keeps these.
+        if res.group.is_empty()
+            && res.plural == "namespaces"
+            && matches!(name, "default" | "kube-system" | "kube-public")
+        {
+            return Err(ApiError::forbidden(
+                "",
+                "namespaces",
+                name,
+                "this namespace may not be deleted",
+            ));
+        }
         let key = key::object(res, ns, name);
         for _ in 0..16 {
             let current = match self.store.get(&key).await {

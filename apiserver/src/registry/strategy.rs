@@ -7,6 +7,7 @@
 
 use serde_json::{Value, json};
 
+use super::Requester;
 use super::object::{set_meta, without_meta_and_status};
 use super::resource::ResourceInfo;
 use super::validation::NameRule;
@@ -45,11 +46,13 @@ pub fn tracks_generation(res: &ResourceInfo) -> bool {
 
 /// Create: status is reset (it belongs to controllers), generation starts at 1,
 /// Namespaces start Active with the `kubernetes` finalizer, Pods Pending.
-pub fn prepare_for_create(res: &ResourceInfo, obj: &mut Value) {
+pub fn prepare_for_create(res: &ResourceInfo, obj: &mut Value, requester: Option<&Requester>) {
     let Some(map) = obj.as_object_mut() else {
         return;
     };
-    if res.status {
+    // A Node keeps the status it is created with (kubelets register with
+    // their addresses and capacity), as upstream's node strategy.
+    if res.status && !(res.group.is_empty() && res.plural == "nodes") {
         map.remove("status");
     }
     match (res.group, res.plural) {
@@ -70,6 +73,24 @@ pub fn prepare_for_create(res: &ResourceInfo, obj: &mut Value) {
         }
         ("", "persistentvolumes" | "persistentvolumeclaims") => {
             map.insert("status".into(), json!({"phase": "Pending"}));
+        }
+        ("certificates.k8s.io", "certificatesigningrequests") => {
+            // Upstream records who asked and ignores what the client said.
+            if let Some(spec) = map.get_mut("spec").and_then(Value::as_object_mut) {
+                let who = requester.cloned().unwrap_or_default();
+                spec.insert("username".into(), json!(who.name));
+                if who.uid.is_empty() {
+                    spec.remove("uid");
+                } else {
+                    spec.insert("uid".into(), json!(who.uid));
+                }
+                if who.groups.is_empty() {
+                    spec.remove("groups");
+                } else {
+                    spec.insert("groups".into(), json!(who.groups));
+                }
+                spec.remove("extra");
+            }
         }
         ("", "secrets") => {
             let empty = map

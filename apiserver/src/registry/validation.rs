@@ -133,7 +133,10 @@ mod tests {
         assert!(name_errors(NameRule::Subdomain, "my.app-1", "f").is_empty());
         assert_eq!(
             name_errors(NameRule::Subdomain, "Bad_Name", "metadata.name")[0].text(),
-            format!("metadata.name: Invalid value: \"Bad_Name\": {}", names::DNS1123_SUBDOMAIN_MSG)
+            format!(
+                "metadata.name: Invalid value: \"Bad_Name\": {}",
+                names::DNS1123_SUBDOMAIN_MSG
+            )
         );
         assert!(!name_errors(NameRule::Subdomain, &"a".repeat(254), "f").is_empty());
         assert!(name_errors(NameRule::Label, "ns-1", "f").is_empty());
