@@ -26,8 +26,8 @@ use skein_admission::allocator::{
 };
 use skein_admission::defaults::Defaults;
 use skein_admission::namespace_name::NamespaceName;
-use skein_admission::serviceaccount::{ServiceAccountAdmission, ServiceAccountLookup};
 use skein_admission::placement::PlacementValidation;
+use skein_admission::serviceaccount::{ServiceAccountAdmission, ServiceAccountLookup};
 use skein_admission::validation::Validation;
 
 /// What the admission plugins are configured with (kube-apiserver's

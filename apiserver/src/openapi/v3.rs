@@ -168,7 +168,11 @@ pub fn group_version_items(
         if r.scale.is_some() {
             roots.push(paths::SCALE.to_owned());
         }
-        roots.extend(super::subresource::definitions(r).into_iter().map(str::to_owned));
+        roots.extend(
+            super::subresource::definitions(r)
+                .into_iter()
+                .map(str::to_owned),
+        );
     }
     items.extend(super::subresource::virtual_items(group, version));
     roots.extend(

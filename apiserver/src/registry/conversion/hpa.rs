@@ -779,7 +779,7 @@ fn behavior_from_text(b: &Value) -> Value {
     };
     let mut out = Obj::new();
     for (go, json) in [("ScaleUp", "scaleUp"), ("ScaleDown", "scaleDown")] {
-        if let Some(r) = b.get(go).and_then(|r| rules(r)) {
+        if let Some(r) = b.get(go).and_then(&rules) {
             out.insert(json.to_string(), r);
         }
     }
