@@ -14,6 +14,10 @@
 //! response head, so a watch is logged when it starts, with `resp=200`
 //! (upstream logs it when it ends; its whole duration is in the metrics).
 //!
+//! Lines go through `crate::log_writer` (a buffered background writer), so
+//! the request path pays for formatting and a channel send, not a write to
+//! stderr.
+//!
 //! `user` and `verb` come from the metrics layer inside authentication
 //! ([`super::metrics::Observed`]); a request rejected with 401 has no
 //! user and its verb is computed here.
