@@ -195,20 +195,11 @@ fn article(kind: &str) -> &'static str {
 
 /// Kinds whose DELETE returns the object rather than a Status
 /// (`ReturnDeletedObject` in their registries, as published).
+/// Whether the DELETE operation documents the kind rather than a Status:
+/// the storages that return the deleted object, except namespaces, whose
+/// REST type wraps the store and is published with a Status as upstream's.
 fn delete_returns_object(r: &ResourceInfo) -> bool {
-    matches!(
-        (r.group, r.plural),
-        (
-            "",
-            "pods"
-                | "persistentvolumeclaims"
-                | "persistentvolumes"
-                | "podtemplates"
-                | "resourcequotas"
-                | "serviceaccounts"
-                | "services"
-        )
-    )
+    r.returns_deleted_object() && !(r.group.is_empty() && r.plural == "namespaces")
 }
 
 fn sorted(mut p: Vec<Param>) -> Vec<Param> {
@@ -455,6 +446,13 @@ pub fn resource(r: &ResourceInfo, kind_def: &str, list_def: &str) -> Vec<PathIte
         &n.kind_def,
         n.gvk(),
     ));
+    // Only the verbs the resource serves (componentstatuses: get and list).
+    item_ops.retain(|op| {
+        op.action.is_none_or(|a| {
+            let verb = if a == "put" { "update" } else { a };
+            r.verbs().contains(&verb)
+        })
+    });
     out.push(PathItem {
         path: format!("{coll}/{{name}}"),
         params: with_name(r.kind, &[]),
@@ -489,6 +487,9 @@ pub fn resource(r: &ResourceInfo, kind_def: &str, list_def: &str) -> Vec<PathIte
 
     out.extend(super::subresource::items(r, &coll, &n.kind_def));
 
+    if !r.verbs().contains(&"watch") {
+        return out;
+    }
     if r.namespaced {
         let mut p: Vec<(Param, Option<String>)> =
             list_params().into_iter().map(|x| (x, None)).collect();

@@ -396,3 +396,23 @@ fn v2_protobuf_decodes_with_definitions_and_extensions() {
     assert_eq!(patch.operation_id, "patchAppsV1NamespacedDeployment");
     assert_eq!(patch.consumes.len(), 4);
 }
+
+#[test]
+fn operations_follow_the_verbs_each_resource_serves() {
+    let d = doc("api/v1");
+    let paths = d["paths"].as_object().unwrap();
+    // componentstatuses: get and list only, no watch paths.
+    let item = &paths["/api/v1/componentstatuses/{name}"];
+    let methods: Vec<&str> = ["get", "put", "patch", "delete"]
+        .into_iter()
+        .filter(|m| item.get(*m).is_some())
+        .collect();
+    assert_eq!(methods, ["get"]);
+    assert!(paths["/api/v1/componentstatuses"].get("post").is_none());
+    assert!(!paths.keys().any(|p| p.starts_with("/api/v1/watch/componentstatuses")));
+    // DELETE documents the deleted object where upstream's storage returns it.
+    let svc_delete = &paths["/api/v1/namespaces/{namespace}/services/{name}"]["delete"];
+    assert!(svc_delete.to_string().contains("io.k8s.api.core.v1.Service"), "{svc_delete}");
+    let cm_delete = &paths["/api/v1/namespaces/{namespace}/configmaps/{name}"]["delete"];
+    assert!(cm_delete.to_string().contains("v1.Status"), "{cm_delete}");
+}
