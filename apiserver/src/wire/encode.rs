@@ -372,6 +372,24 @@ pub fn float(out: &mut Vec<u8>, f: f64) {
     }
 }
 
+/// Bytes that end a run of plain string bytes: control characters, `"`,
+/// `\\`, Go's HTML escapes `<`, `>`, `&`, and 0xE2 (U+2028/U+2029 start).
+static SPECIAL: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = true;
+        i += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t[b'<' as usize] = true;
+    t[b'>' as usize] = true;
+    t[b'&' as usize] = true;
+    t[0xe2] = true;
+    t
+};
+
 /// A string as Go's encoding/json writes it (HTML-safe escaping).
 pub fn string(out: &mut Vec<u8>, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -382,45 +400,51 @@ pub fn string(out: &mut Vec<u8>, s: &str) {
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
-        let escape: Option<&[u8]> = match b {
-            b'"' => Some(b"\\\""),
-            b'\\' => Some(b"\\\\"),
-            b'\n' => Some(b"\\n"),
-            b'\r' => Some(b"\\r"),
-            b'\t' => Some(b"\\t"),
-            0x08 => Some(b"\\b"),
-            0x0c => Some(b"\\f"),
-            b'<' | b'>' | b'&' | 0x00..=0x1f => None,
-            0xe2 if bytes.get(i + 1) == Some(&0x80)
-                && matches!(bytes.get(i + 2), Some(0xa8 | 0xa9)) =>
-            {
-                out.extend_from_slice(&bytes[start..i]);
-                out.extend_from_slice(if bytes[i + 2] == 0xa8 {
-                    b"\\u2028"
+        if !SPECIAL[usize::from(b)] {
+            i += 1;
+            continue;
+        }
+        let escape: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0xe2 => {
+                if bytes.get(i + 1) == Some(&0x80) && matches!(bytes.get(i + 2), Some(0xa8 | 0xa9))
+                {
+                    out.extend_from_slice(&bytes[start..i]);
+                    out.extend_from_slice(if bytes[i + 2] == 0xa8 {
+                        b"\\u2028"
+                    } else {
+                        b"\\u2029"
+                    });
+                    i += 3;
+                    start = i;
                 } else {
-                    b"\\u2029"
-                });
-                i += 3;
-                start = i;
+                    i += 1;
+                }
                 continue;
             }
             _ => {
+                out.extend_from_slice(&bytes[start..i]);
+                out.extend_from_slice(&[
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[usize::from(b >> 4)],
+                    HEX[usize::from(b & 0xf)],
+                ]);
                 i += 1;
+                start = i;
                 continue;
             }
         };
         out.extend_from_slice(&bytes[start..i]);
-        match escape {
-            Some(e) => out.extend_from_slice(e),
-            None => out.extend_from_slice(&[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[usize::from(b >> 4)],
-                HEX[usize::from(b & 0xf)],
-            ]),
-        }
+        out.extend_from_slice(escape);
         i += 1;
         start = i;
     }
