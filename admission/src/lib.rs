@@ -36,6 +36,10 @@ pub mod selector;
 pub mod serviceaccount;
 pub mod validation;
 
+/// `resource.Quantity` parsing, comparison and canonical text (one home,
+/// used by the apiserver's strategies too).
+pub use validation::quantity;
+
 pub use attributes::{Attributes, GroupVersionKind, GroupVersionResource, Operation, UserInfo};
 pub use chain::Chain;
 pub use denial::{Cause, Denial, quote, render_value};

@@ -13,7 +13,7 @@ mod network;
 mod other;
 mod pod;
 mod pod_update;
-pub(crate) mod quantity;
+pub mod quantity;
 mod rbac;
 mod security;
 mod service;

@@ -19,7 +19,7 @@ enum Format {
 /// A parsed quantity: the value in units of 10⁻⁹ (rounded up, as upstream
 /// rounds below nano precision) and its format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Quantity {
+pub struct Quantity {
     nanos: i128,
     format: Format,
 }
@@ -30,7 +30,7 @@ impl Quantity {
     /// Parses `s` with upstream's grammar
     /// (`^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$`); `None` when it
     /// does not parse or is out of range.
-    pub(crate) fn parse(s: &str) -> Option<Self> {
+    pub fn parse(s: &str) -> Option<Self> {
         let s = s.trim();
         let (negative, rest) = match s.as_bytes().first() {
             Some(b'-') => (true, &s[1..]),
@@ -72,7 +72,12 @@ impl Quantity {
         })
     }
 
-    /// `true` below zero.
+    /// The value in units of 10⁻⁹.
+    pub fn nanos(&self) -> i128 {
+        self.nanos
+    }
+
+    /// Whether the value is below zero.
     pub(crate) fn is_negative(&self) -> bool {
         self.nanos < 0
     }

@@ -239,64 +239,15 @@ pub fn pod_qos_class(spec: Option<&Value>) -> &'static str {
     "Burstable"
 }
 
-/// A `resource.Quantity` in units of 10⁻⁹ (`None` if it does not parse).
+/// A `resource.Quantity` in units of 10⁻⁹ (`None` if it does not parse),
+/// through the admission crate's parser, the one home of quantities.
 fn quantity_nanos(v: &Value) -> Option<i128> {
     let text = match v {
-        Value::String(s) => s.trim().to_string(),
+        Value::String(s) => s.clone(),
         Value::Number(n) => n.to_string(),
         _ => return None,
     };
-    let (negative, rest) = match text.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, text.strip_prefix('+').unwrap_or(&text)),
-    };
-    let end = rest
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(rest.len());
-    let (number, suffix) = rest.split_at(end);
-    let (whole, frac) = number.split_once('.').unwrap_or((number, ""));
-    if whole.is_empty() && frac.is_empty() {
-        return None;
-    }
-    let (exp10, exp2): (i32, u32) = match suffix {
-        "" => (0, 0),
-        "n" => (-9, 0),
-        "u" => (-6, 0),
-        "m" => (-3, 0),
-        "k" => (3, 0),
-        "M" => (6, 0),
-        "G" => (9, 0),
-        "T" => (12, 0),
-        "P" => (15, 0),
-        "E" => (18, 0),
-        "Ki" => (0, 10),
-        "Mi" => (0, 20),
-        "Gi" => (0, 30),
-        "Ti" => (0, 40),
-        "Pi" => (0, 50),
-        "Ei" => (0, 60),
-        s if s.starts_with(['e', 'E']) => (s[1..].parse().ok()?, 0),
-        _ => return None,
-    };
-    let digits = format!("{whole}{frac}");
-    let digits = digits.trim_start_matches('0');
-    if digits.len() > 30 {
-        return None;
-    }
-    let mantissa: i128 = if digits.is_empty() {
-        0
-    } else {
-        digits.parse().ok()?
-    };
-    let scale = exp10 - i32::try_from(frac.len()).ok()? + 9;
-    let mut nanos = mantissa.checked_mul(1i128.checked_shl(exp2)?)?;
-    if scale >= 0 {
-        nanos = nanos.checked_mul(10i128.checked_pow(u32::try_from(scale).ok()?)?)?;
-    } else {
-        let div = 10i128.checked_pow(u32::try_from(-scale).ok()?)?;
-        nanos = nanos / div + i128::from(nanos % div != 0);
-    }
-    Some(if negative { -nanos } else { nanos })
+    skein_admission::quantity::Quantity::parse(&text).map(|q| q.nanos())
 }
 
 #[cfg(test)]

@@ -103,7 +103,7 @@ pub fn from_storage(v2: Value) -> Value {
                 && m.pointer("/resource/target/averageUtilization")
                     .is_some_and(|u| !u.is_null()))
         })
-        .map(metric_spec_to_v1)
+        .map(|m| metric_to_v1(m, &SPEC))
         .collect();
 
     let mut status = Obj::new();
@@ -145,7 +145,7 @@ pub fn from_storage(v2: Value) -> Value {
         notes.push((METRICS, Value::Array(other).to_string()));
     }
     if !current.is_empty() {
-        let v1: Vec<Value> = current.iter().map(metric_status_to_v1).collect();
+        let v1: Vec<Value> = current.iter().map(|m| metric_to_v1(m, &STATUS)).collect();
         notes.push((CURRENT_METRICS, Value::Array(v1).to_string()));
     }
     if !conditions.is_empty() {
@@ -176,172 +176,187 @@ pub fn from_storage(v2: Value) -> Value {
     out
 }
 
-fn metric_spec_to_v1(m: &Value) -> Value {
+/// How one side of a metric maps between v2 and v1: spec targets (v2's
+/// `target`, v1's `target*` fields) or status values (`current`,
+/// `current*`). Each entry is (v2 key, v1 key, required): a required v1
+/// field is a Go non-pointer `Quantity`, `"0"` when v2 has none, and always
+/// set in v2 when read back (upstream takes its address).
+struct Side {
+    holder: &'static str,
+    typed: bool,
+    object: &'static [(&'static str, &'static str, bool)],
+    pods: &'static [(&'static str, &'static str, bool)],
+    resource: &'static [(&'static str, &'static str, bool)],
+    external: &'static [(&'static str, &'static str, bool)],
+}
+
+const SPEC: Side = Side {
+    holder: "target",
+    typed: true,
+    object: &[
+        ("value", "targetValue", true),
+        ("averageValue", "averageValue", false),
+    ],
+    pods: &[("averageValue", "targetAverageValue", true)],
+    resource: &[
+        ("averageUtilization", "targetAverageUtilization", false),
+        ("averageValue", "targetAverageValue", false),
+    ],
+    external: &[
+        ("value", "targetValue", false),
+        ("averageValue", "targetAverageValue", false),
+    ],
+};
+
+const STATUS: Side = Side {
+    holder: "current",
+    typed: false,
+    object: &[
+        ("value", "currentValue", true),
+        ("averageValue", "averageValue", false),
+    ],
+    pods: &[("averageValue", "currentAverageValue", true)],
+    resource: &[
+        ("averageUtilization", "currentAverageUtilization", false),
+        ("averageValue", "currentAverageValue", true),
+    ],
+    external: &[
+        ("value", "currentValue", true),
+        ("averageValue", "currentAverageValue", false),
+    ],
+};
+
+/// The numbers of one metric, v2 `holder` → v1 fields.
+fn numbers_to_v1(to: &mut Obj, holder: &Obj, table: &[(&str, &str, bool)]) {
+    for (v2, v1, required) in table {
+        if *required {
+            to.insert((*v1).to_string(), quantity(holder, v2));
+        } else {
+            put(to, v1, holder, v2);
+        }
+    }
+}
+
+/// The numbers of one metric, v1 fields → v2 `holder`.
+fn numbers_from_v1(from: &Obj, table: &[(&str, &str, bool)]) -> Obj {
+    let mut holder = Obj::new();
+    for (v2, v1, required) in table {
+        if *required {
+            holder.insert((*v2).to_string(), quantity(from, v1));
+        } else {
+            put(&mut holder, v2, from, v1);
+        }
+    }
+    holder
+}
+
+fn string_or_empty(from: &Obj, key: &str) -> Value {
+    from.get(key).cloned().unwrap_or(json!(""))
+}
+
+/// A v2 `MetricSpec` or `MetricStatus` as the v1 one upstream keeps in the
+/// annotations.
+fn metric_to_v1(m: &Value, side: &Side) -> Value {
     let t = m.get("type").cloned().unwrap_or(Value::Null);
     let mut out = Obj::new();
     out.insert("type".into(), t.clone());
-    match t.as_str().unwrap_or("") {
-        "Object" => {
-            let src = obj(m.get("object"));
-            let target = obj(src.get("target"));
-            let metric = obj(src.get("metric"));
-            let mut o = Obj::new();
+    let (key, table) = match t.as_str().unwrap_or("") {
+        "Object" => ("object", side.object),
+        "Pods" => ("pods", side.pods),
+        "Resource" => ("resource", side.resource),
+        "ContainerResource" => ("containerResource", side.resource),
+        "External" => ("external", side.external),
+        _ => return Value::Object(out),
+    };
+    let src = obj(m.get(key));
+    let metric = obj(src.get("metric"));
+    let mut o = Obj::new();
+    match key {
+        "object" => {
             o.insert(
                 "target".into(),
                 src.get("describedObject").cloned().unwrap_or(json!({})),
             );
-            o.insert(
-                "metricName".into(),
-                metric.get("name").cloned().unwrap_or(json!("")),
-            );
-            o.insert("targetValue".into(), quantity(&target, "value"));
+            o.insert("metricName".into(), string_or_empty(&metric, "name"));
             put(&mut o, "selector", &metric, "selector");
-            put(&mut o, "averageValue", &target, "averageValue");
-            out.insert("object".into(), Value::Object(o));
         }
-        "Pods" => {
-            let src = obj(m.get("pods"));
-            let target = obj(src.get("target"));
-            let metric = obj(src.get("metric"));
-            let mut o = Obj::new();
-            o.insert(
-                "metricName".into(),
-                metric.get("name").cloned().unwrap_or(json!("")),
-            );
-            o.insert(
-                "targetAverageValue".into(),
-                quantity(&target, "averageValue"),
-            );
+        "pods" => {
+            o.insert("metricName".into(), string_or_empty(&metric, "name"));
             put(&mut o, "selector", &metric, "selector");
-            out.insert("pods".into(), Value::Object(o));
         }
-        kind @ ("Resource" | "ContainerResource") => {
-            let key = if kind == "Resource" {
-                "resource"
-            } else {
-                "containerResource"
-            };
-            let src = obj(m.get(key));
-            let target = obj(src.get("target"));
-            let mut o = Obj::new();
-            o.insert("name".into(), src.get("name").cloned().unwrap_or(json!("")));
-            put(
-                &mut o,
-                "targetAverageUtilization",
-                &target,
-                "averageUtilization",
-            );
-            put(&mut o, "targetAverageValue", &target, "averageValue");
-            if kind == "ContainerResource" {
-                o.insert(
-                    "container".into(),
-                    src.get("container").cloned().unwrap_or(json!("")),
-                );
-            }
-            out.insert(key.into(), Value::Object(o));
-        }
-        "External" => {
-            let src = obj(m.get("external"));
-            let target = obj(src.get("target"));
-            let metric = obj(src.get("metric"));
-            let mut o = Obj::new();
-            o.insert(
-                "metricName".into(),
-                metric.get("name").cloned().unwrap_or(json!("")),
-            );
+        "external" => {
+            o.insert("metricName".into(), string_or_empty(&metric, "name"));
             put(&mut o, "metricSelector", &metric, "selector");
-            put(&mut o, "targetValue", &target, "value");
-            put(&mut o, "targetAverageValue", &target, "averageValue");
-            out.insert("external".into(), Value::Object(o));
         }
-        _ => {}
+        _ => {
+            o.insert("name".into(), string_or_empty(&src, "name"));
+            if key == "containerResource" {
+                o.insert("container".into(), string_or_empty(&src, "container"));
+            }
+        }
     }
+    numbers_to_v1(&mut o, &obj(src.get(side.holder)), table);
+    out.insert(key.into(), Value::Object(o));
     Value::Object(out)
 }
 
-fn metric_status_to_v1(m: &Value) -> Value {
+/// A v1 annotation metric back into v2's `MetricSpec` or `MetricStatus`;
+/// targets get upstream's target type.
+fn metric_from_v1(m: &Value, side: &Side) -> Value {
     let t = m.get("type").cloned().unwrap_or(Value::Null);
     let mut out = Obj::new();
     out.insert("type".into(), t.clone());
-    match t.as_str().unwrap_or("") {
-        "Object" => {
-            let src = obj(m.get("object"));
-            let current = obj(src.get("current"));
-            let metric = obj(src.get("metric"));
-            let mut o = Obj::new();
-            o.insert(
-                "target".into(),
-                src.get("describedObject").cloned().unwrap_or(json!({})),
-            );
-            o.insert(
-                "metricName".into(),
-                metric.get("name").cloned().unwrap_or(json!("")),
-            );
-            o.insert("currentValue".into(), quantity(&current, "value"));
-            put(&mut o, "selector", &metric, "selector");
-            put(&mut o, "averageValue", &current, "averageValue");
-            out.insert("object".into(), Value::Object(o));
-        }
-        "Pods" => {
-            let src = obj(m.get("pods"));
-            let current = obj(src.get("current"));
-            let metric = obj(src.get("metric"));
-            let mut o = Obj::new();
-            o.insert(
-                "metricName".into(),
-                metric.get("name").cloned().unwrap_or(json!("")),
-            );
-            o.insert(
-                "currentAverageValue".into(),
-                quantity(&current, "averageValue"),
-            );
-            put(&mut o, "selector", &metric, "selector");
-            out.insert("pods".into(), Value::Object(o));
-        }
-        kind @ ("Resource" | "ContainerResource") => {
-            let key = if kind == "Resource" {
-                "resource"
-            } else {
-                "containerResource"
-            };
-            let src = obj(m.get(key));
-            let current = obj(src.get("current"));
-            let mut o = Obj::new();
-            o.insert("name".into(), src.get("name").cloned().unwrap_or(json!("")));
-            put(
-                &mut o,
-                "currentAverageUtilization",
-                &current,
-                "averageUtilization",
-            );
-            o.insert(
-                "currentAverageValue".into(),
-                quantity(&current, "averageValue"),
-            );
-            if kind == "ContainerResource" {
+    let (key, table) = match t.as_str().unwrap_or("") {
+        "Object" => ("object", side.object),
+        "Pods" => ("pods", side.pods),
+        "Resource" => ("resource", side.resource),
+        "ContainerResource" => ("containerResource", side.resource),
+        "External" => ("external", side.external),
+        _ => return Value::Object(out),
+    };
+    let src = obj(m.get(key));
+    let mut holder = numbers_from_v1(&src, table);
+    let has = |k: &str| src.get(k).is_some_and(|v| !v.is_null());
+    if side.typed {
+        let target_type = match key {
+            "object" if has("averageValue") => "AverageValue",
+            "object" => "Value",
+            "pods" => "AverageValue",
+            "external" if has("targetValue") => "Value",
+            "external" => "AverageValue",
+            _ if has("targetAverageUtilization") => "Utilization",
+            _ => "AverageValue",
+        };
+        holder.insert("type".into(), json!(target_type));
+    }
+    let mut o = Obj::new();
+    let mut metric = Obj::new();
+    match key {
+        "object" | "pods" => {
+            metric.insert("name".into(), string_or_empty(&src, "metricName"));
+            put(&mut metric, "selector", &src, "selector");
+            if key == "object" {
                 o.insert(
-                    "container".into(),
-                    src.get("container").cloned().unwrap_or(json!("")),
+                    "describedObject".into(),
+                    src.get("target").cloned().unwrap_or(json!({})),
                 );
             }
-            out.insert(key.into(), Value::Object(o));
+            o.insert("metric".into(), Value::Object(metric));
         }
-        "External" => {
-            let src = obj(m.get("external"));
-            let current = obj(src.get("current"));
-            let metric = obj(src.get("metric"));
-            let mut o = Obj::new();
-            o.insert(
-                "metricName".into(),
-                metric.get("name").cloned().unwrap_or(json!("")),
-            );
-            put(&mut o, "metricSelector", &metric, "selector");
-            o.insert("currentValue".into(), quantity(&current, "value"));
-            put(&mut o, "currentAverageValue", &current, "averageValue");
-            out.insert("external".into(), Value::Object(o));
+        "external" => {
+            metric.insert("name".into(), string_or_empty(&src, "metricName"));
+            put(&mut metric, "selector", &src, "metricSelector");
+            o.insert("metric".into(), Value::Object(metric));
         }
-        _ => {}
+        _ => {
+            o.insert("name".into(), string_or_empty(&src, "name"));
+            if key == "containerResource" {
+                o.insert("container".into(), string_or_empty(&src, "container"));
+            }
+        }
     }
+    o.insert(side.holder.into(), Value::Object(holder));
+    out.insert(key.into(), Value::Object(o));
     Value::Object(out)
 }
 
@@ -475,7 +490,7 @@ pub fn to_storage(v1: Value) -> Result<Value, String> {
         let other = other
             .as_array()
             .ok_or_else(|| format!("metadata.annotations[{METRICS}] must be a JSON list"))?;
-        metrics.extend(other.iter().map(metric_spec_from_v1));
+        metrics.extend(other.iter().map(|m| metric_from_v1(m, &SPEC)));
     }
     metrics.extend(cpu);
     if metrics.is_empty() {
@@ -512,7 +527,7 @@ pub fn to_storage(v1: Value) -> Result<Value, String> {
         })?;
         status.insert(
             "currentMetrics".into(),
-            Value::Array(current.iter().map(metric_status_from_v1).collect()),
+            Value::Array(current.iter().map(|m| metric_from_v1(m, &STATUS)).collect()),
         );
     }
     if let Some(conditions) = take(&mut ann, CONDITIONS)? {
@@ -541,199 +556,6 @@ pub fn to_storage(v1: Value) -> Result<Value, String> {
 fn cpu_metric(utilization: Value) -> Value {
     json!({"type": "Resource", "resource": {"name": "cpu",
         "target": {"type": "Utilization", "averageUtilization": utilization}}})
-}
-
-fn metric_spec_from_v1(m: &Value) -> Value {
-    let t = m.get("type").cloned().unwrap_or(Value::Null);
-    let mut out = Obj::new();
-    out.insert("type".into(), t.clone());
-    match t.as_str().unwrap_or("") {
-        "Object" => {
-            let src = obj(m.get("object"));
-            let average = src.get("averageValue").filter(|v| !v.is_null());
-            let mut target = Obj::new();
-            target.insert(
-                "type".into(),
-                json!(if average.is_none() {
-                    "Value"
-                } else {
-                    "AverageValue"
-                }),
-            );
-            target.insert("value".into(), quantity(&src, "targetValue"));
-            put(&mut target, "averageValue", &src, "averageValue");
-            let mut metric = Obj::new();
-            metric.insert(
-                "name".into(),
-                src.get("metricName").cloned().unwrap_or(json!("")),
-            );
-            put(&mut metric, "selector", &src, "selector");
-            out.insert(
-                "object".into(),
-                json!({"describedObject": src.get("target").cloned().unwrap_or(json!({})),
-                    "target": target, "metric": metric}),
-            );
-        }
-        "Pods" => {
-            let src = obj(m.get("pods"));
-            let mut metric = Obj::new();
-            metric.insert(
-                "name".into(),
-                src.get("metricName").cloned().unwrap_or(json!("")),
-            );
-            put(&mut metric, "selector", &src, "selector");
-            out.insert(
-                "pods".into(),
-                json!({"metric": metric, "target": {"type": "AverageValue",
-                    "averageValue": quantity(&src, "targetAverageValue")}}),
-            );
-        }
-        kind @ ("Resource" | "ContainerResource") => {
-            let key = if kind == "Resource" {
-                "resource"
-            } else {
-                "containerResource"
-            };
-            let src = obj(m.get(key));
-            let utilization = src.get("targetAverageUtilization").filter(|v| !v.is_null());
-            let mut target = Obj::new();
-            target.insert(
-                "type".into(),
-                json!(if utilization.is_none() {
-                    "AverageValue"
-                } else {
-                    "Utilization"
-                }),
-            );
-            put(&mut target, "averageValue", &src, "targetAverageValue");
-            put(
-                &mut target,
-                "averageUtilization",
-                &src,
-                "targetAverageUtilization",
-            );
-            let mut o = Obj::new();
-            o.insert("name".into(), src.get("name").cloned().unwrap_or(json!("")));
-            o.insert("target".into(), Value::Object(target));
-            if kind == "ContainerResource" {
-                o.insert(
-                    "container".into(),
-                    src.get("container").cloned().unwrap_or(json!("")),
-                );
-            }
-            out.insert(key.into(), Value::Object(o));
-        }
-        "External" => {
-            let src = obj(m.get("external"));
-            let value = src.get("targetValue").filter(|v| !v.is_null());
-            let mut target = Obj::new();
-            target.insert(
-                "type".into(),
-                json!(if value.is_none() {
-                    "AverageValue"
-                } else {
-                    "Value"
-                }),
-            );
-            put(&mut target, "value", &src, "targetValue");
-            put(&mut target, "averageValue", &src, "targetAverageValue");
-            let mut metric = Obj::new();
-            metric.insert(
-                "name".into(),
-                src.get("metricName").cloned().unwrap_or(json!("")),
-            );
-            put(&mut metric, "selector", &src, "metricSelector");
-            out.insert(
-                "external".into(),
-                json!({"metric": metric, "target": target}),
-            );
-        }
-        _ => {}
-    }
-    Value::Object(out)
-}
-
-fn metric_status_from_v1(m: &Value) -> Value {
-    let t = m.get("type").cloned().unwrap_or(Value::Null);
-    let mut out = Obj::new();
-    out.insert("type".into(), t.clone());
-    match t.as_str().unwrap_or("") {
-        "Object" => {
-            let src = obj(m.get("object"));
-            let mut current = Obj::new();
-            current.insert("value".into(), quantity(&src, "currentValue"));
-            put(&mut current, "averageValue", &src, "averageValue");
-            let mut metric = Obj::new();
-            metric.insert(
-                "name".into(),
-                src.get("metricName").cloned().unwrap_or(json!("")),
-            );
-            put(&mut metric, "selector", &src, "selector");
-            out.insert(
-                "object".into(),
-                json!({"describedObject": src.get("target").cloned().unwrap_or(json!({})),
-                    "current": current, "metric": metric}),
-            );
-        }
-        "Pods" => {
-            let src = obj(m.get("pods"));
-            let mut metric = Obj::new();
-            metric.insert(
-                "name".into(),
-                src.get("metricName").cloned().unwrap_or(json!("")),
-            );
-            put(&mut metric, "selector", &src, "selector");
-            out.insert(
-                "pods".into(),
-                json!({"metric": metric,
-                    "current": {"averageValue": quantity(&src, "currentAverageValue")}}),
-            );
-        }
-        kind @ ("Resource" | "ContainerResource") => {
-            let key = if kind == "Resource" {
-                "resource"
-            } else {
-                "containerResource"
-            };
-            let src = obj(m.get(key));
-            let mut current = Obj::new();
-            current.insert("averageValue".into(), quantity(&src, "currentAverageValue"));
-            put(
-                &mut current,
-                "averageUtilization",
-                &src,
-                "currentAverageUtilization",
-            );
-            let mut o = Obj::new();
-            o.insert("name".into(), src.get("name").cloned().unwrap_or(json!("")));
-            o.insert("current".into(), Value::Object(current));
-            if kind == "ContainerResource" {
-                o.insert(
-                    "container".into(),
-                    src.get("container").cloned().unwrap_or(json!("")),
-                );
-            }
-            out.insert(key.into(), Value::Object(o));
-        }
-        "External" => {
-            let src = obj(m.get("external"));
-            let mut current = Obj::new();
-            current.insert("value".into(), quantity(&src, "currentValue"));
-            put(&mut current, "averageValue", &src, "currentAverageValue");
-            let mut metric = Obj::new();
-            metric.insert(
-                "name".into(),
-                src.get("metricName").cloned().unwrap_or(json!("")),
-            );
-            put(&mut metric, "selector", &src, "metricSelector");
-            out.insert(
-                "external".into(),
-                json!({"metric": metric, "current": current}),
-            );
-        }
-        _ => {}
-    }
-    Value::Object(out)
 }
 
 /// The behavior annotation (Go field names) back into v2's JSON names.
