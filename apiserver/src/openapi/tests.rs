@@ -409,10 +409,19 @@ fn operations_follow_the_verbs_each_resource_serves() {
         .collect();
     assert_eq!(methods, ["get"]);
     assert!(paths["/api/v1/componentstatuses"].get("post").is_none());
-    assert!(!paths.keys().any(|p| p.starts_with("/api/v1/watch/componentstatuses")));
+    assert!(
+        !paths
+            .keys()
+            .any(|p| p.starts_with("/api/v1/watch/componentstatuses"))
+    );
     // DELETE documents the deleted object where upstream's storage returns it.
     let svc_delete = &paths["/api/v1/namespaces/{namespace}/services/{name}"]["delete"];
-    assert!(svc_delete.to_string().contains("io.k8s.api.core.v1.Service"), "{svc_delete}");
+    assert!(
+        svc_delete
+            .to_string()
+            .contains("io.k8s.api.core.v1.Service"),
+        "{svc_delete}"
+    );
     let cm_delete = &paths["/api/v1/namespaces/{namespace}/configmaps/{name}"]["delete"];
     assert!(cm_delete.to_string().contains("v1.Status"), "{cm_delete}");
 }
