@@ -239,7 +239,7 @@ fn delete_collection_params() -> Vec<Param> {
     ])
 }
 
-fn write_params() -> Vec<Param> {
+pub(super) fn write_params() -> Vec<Param> {
     vec![
         params::DRY_RUN,
         params::FIELD_MANAGER,
@@ -247,7 +247,7 @@ fn write_params() -> Vec<Param> {
     ]
 }
 
-fn patch_params() -> Vec<Param> {
+pub(super) fn patch_params() -> Vec<Param> {
     vec![
         params::DRY_RUN,
         params::FIELD_MANAGER_PATCH,

@@ -17,7 +17,9 @@ use crate::registry::resource::ResourceInfo;
 use crate::registry::subresource::{self, Subresource};
 
 use super::params::{self, In, Param};
-use super::paths::{Body, Gvk, Method, Op, PathItem, Produces, group_camel, prefix};
+use super::paths::{
+    Body, Gvk, Method, Op, PathItem, Produces, group_camel, patch_params, prefix, write_params,
+};
 
 /// The response "definition" of operations that return a plain string.
 pub const STRING: &str = "";
@@ -176,23 +178,6 @@ fn name_param() -> Param {
         ty: "string",
         description: "",
     }
-}
-
-fn write_params() -> Vec<Param> {
-    vec![
-        params::DRY_RUN,
-        params::FIELD_MANAGER,
-        params::FIELD_VALIDATION,
-    ]
-}
-
-fn patch_params() -> Vec<Param> {
-    vec![
-        params::DRY_RUN,
-        params::FIELD_MANAGER_PATCH,
-        params::FIELD_VALIDATION,
-        params::FORCE,
-    ]
 }
 
 fn capitalize(s: &str) -> String {
