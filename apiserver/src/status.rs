@@ -66,6 +66,13 @@ impl ApiError {
         ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "InternalError", message)
     }
 
+    /// 500 with no reason (upstream's `StatusReasonUnknown`): what
+    /// kube-apiserver answers for an error that is not a `metav1.Status`,
+    /// such as a failed custom resource conversion.
+    pub fn unknown(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "", message)
+    }
+
     /// Adds `details` (name, group, kind = the plural resource, causes).
     pub fn with_details(mut self, details: StatusDetails) -> Self {
         self.status.details = Some(details);

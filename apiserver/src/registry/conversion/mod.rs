@@ -12,6 +12,7 @@
 //! never panic, and round-trip (`to_storage(from_storage(x))` keeps every
 //! field the request version can express, as upstream's conversions do).
 
+pub mod custom;
 pub mod event;
 pub mod hpa;
 
