@@ -15,12 +15,14 @@
 //! - [`http`]: raw API requests and watches with the admin certificate,
 //!   and the Helm and Python clients ([`http::helm_binaries`],
 //!   [`http::python`]).
+//! - [`webhook::ConversionWebhook`]: a CRD conversion webhook on loopback.
 
 pub mod cli;
 pub mod etcd;
 pub mod http;
 pub mod kubectl;
 pub mod server;
+pub mod webhook;
 
 use std::path::{Path, PathBuf};
 
