@@ -1,0 +1,1 @@
+//! Tests from upstream tables and properties.
