@@ -48,4 +48,7 @@ cargo test --no-fail-fast "$@" || status=$?
 
 echo "== kubectl suite again, on etcd"
 SKEIN_TEST_BACKEND=etcd cargo test --test kubectl "$@" || status=$?
+
+echo "== CRD suites again, on etcd"
+SKEIN_TEST_BACKEND=etcd cargo test --test crd --test crd_helm "$@" || status=$?
 exit $status
