@@ -13,7 +13,13 @@ pub(crate) fn check_rule(program: &Program, node: &Node) -> Option<String> {
 
 /// As [`check_rule`], for a `messageExpression`.
 pub(crate) fn check_message_expression(program: &Program, node: &Node) -> Option<String> {
-    check(program, node).map(|d| d.replacen("compilation failed", "messageExpression compilation failed", 1))
+    check(program, node).map(|d| {
+        d.replacen(
+            "compilation failed",
+            "messageExpression compilation failed",
+            1,
+        )
+    })
 }
 
 fn check(program: &Program, _node: &Node) -> Option<String> {

@@ -106,7 +106,9 @@ mod tests {
             panic!("compiled");
         };
         assert!(
-            text.starts_with("ERROR: <input>:1:9: Syntax error: mismatched input '<EOF>' expecting"),
+            text.starts_with(
+                "ERROR: <input>:1:9: Syntax error: mismatched input '<EOF>' expecting"
+            ),
             "{text}"
         );
         assert!(text.ends_with("\n | self.x >\n | ........^"), "{text}");

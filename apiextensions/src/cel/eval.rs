@@ -81,7 +81,9 @@ fn walk<'a>(
     }
     match new {
         Value::Object(map) => {
-            let old_map = old.and_then(Value::as_object).filter(|_| node.map_correlatable);
+            let old_map = old
+                .and_then(Value::as_object)
+                .filter(|_| node.map_correlatable);
             if let Some(additional) = node.additional.as_deref().filter(|n| n.has_rules) {
                 for (k, v) in map {
                     let old_v = old_map.and_then(|m| m.get(k));
@@ -89,7 +91,14 @@ fn walk<'a>(
                     path.push('[');
                     path.push_str(k);
                     path.push(']');
-                    walk(additional, v, old_v, ratchet.child(v, old_v, Some(k)), path, out);
+                    walk(
+                        additional,
+                        v,
+                        old_v,
+                        ratchet.child(v, old_v, Some(k)),
+                        path,
+                        out,
+                    );
                     path.truncate(len);
                 }
             }
@@ -106,7 +115,14 @@ fn walk<'a>(
                     path.push('.');
                 }
                 path.push_str(k);
-                walk(&prop.node, v, old_v, ratchet.child(v, old_v, Some(k)), path, out);
+                walk(
+                    &prop.node,
+                    v,
+                    old_v,
+                    ratchet.child(v, old_v, Some(k)),
+                    path,
+                    out,
+                );
                 path.truncate(len);
             }
         }
@@ -229,7 +245,9 @@ fn evaluate(
                     out.causes.push(cause);
                 }
             }
-            Err(error) => out.causes.push(runtime_cause(&here, &type_value, rule, &error)),
+            Err(error) => out
+                .causes
+                .push(runtime_cause(&here, &type_value, rule, &error)),
         }
     }
 }
@@ -249,7 +267,12 @@ fn message_from(result: Result<CelValue, cel::ExecutionError>) -> Option<String>
 }
 
 /// An evaluation error, worded as upstream.
-fn runtime_cause(here: &str, type_value: &Value, rule: &Rule, error: &cel::ExecutionError) -> Cause {
+fn runtime_cause(
+    here: &str,
+    type_value: &Value,
+    rule: &Rule,
+    error: &cel::ExecutionError,
+) -> Cause {
     let detail = if is_no_such_overload(error) {
         format!(
             "'no such overload': call arguments did not match a supported operator, function or macro signature for rule: {}",

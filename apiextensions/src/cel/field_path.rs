@@ -147,11 +147,29 @@ mod tests {
         assert_eq!(normalize(".foo['a.b']", &s).as_deref(), Ok("foo.a.b"));
         assert_eq!(normalize(".m['k'].x", &s).as_deref(), Ok("m[k].x"));
         assert_eq!(normalize(".m.k.x", &s).as_deref(), Ok("m[k].x"));
-        assert_eq!(normalize(".foo.baz", &s), Err("does not refer to a valid field".into()));
-        assert_eq!(normalize(".l.x", &s), Err("does not refer to a valid field".into()));
-        assert_eq!(normalize("foo", &s), Err("expected [ or . but got: foo".into()));
-        assert_eq!(normalize(".foo.", &s), Err("unexpected end of JSON path".into()));
-        assert_eq!(normalize(".foo[bar]", &s), Err("expected single quoted string but got bar".into()));
-        assert_eq!(normalize(".foo['bar'", &s), Err("unexpected end of JSON path".into()));
+        assert_eq!(
+            normalize(".foo.baz", &s),
+            Err("does not refer to a valid field".into())
+        );
+        assert_eq!(
+            normalize(".l.x", &s),
+            Err("does not refer to a valid field".into())
+        );
+        assert_eq!(
+            normalize("foo", &s),
+            Err("expected [ or . but got: foo".into())
+        );
+        assert_eq!(
+            normalize(".foo.", &s),
+            Err("unexpected end of JSON path".into())
+        );
+        assert_eq!(
+            normalize(".foo[bar]", &s),
+            Err("expected single quoted string but got bar".into())
+        );
+        assert_eq!(
+            normalize(".foo['bar'", &s),
+            Err("unexpected end of JSON path".into())
+        );
     }
 }

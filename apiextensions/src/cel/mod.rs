@@ -120,7 +120,10 @@ fn build(
         node.has_rules |= child.has_rules;
         node.items = Some(Box::new(child));
     }
-    if let Some(rules) = schema.get("x-kubernetes-validations").and_then(Value::as_array) {
+    if let Some(rules) = schema
+        .get("x-kubernetes-validations")
+        .and_then(Value::as_array)
+    {
         let mut compiled = Vec::with_capacity(rules.len());
         for (i, raw) in rules.iter().enumerate() {
             let site = Site {
@@ -172,3 +175,5 @@ impl Rules {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod upstream_tests;

@@ -55,7 +55,9 @@ pub(crate) struct Rule {
 
 impl std::fmt::Debug for Rule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Rule").field("source", &self.source).finish()
+        f.debug_struct("Rule")
+            .field("source", &self.source)
+            .finish()
     }
 }
 

@@ -10,7 +10,11 @@ fn obj(props: Value, rules: Value) -> Value {
 }
 
 fn messages(rules: &Rules, new: &Value, old: Option<&Value>) -> Vec<String> {
-    rules.validate(new, old).iter().map(ToString::to_string).collect()
+    rules
+        .validate(new, old)
+        .iter()
+        .map(ToString::to_string)
+        .collect()
 }
 
 #[test]

@@ -44,10 +44,8 @@ pub(crate) fn to_val<'v>(json: &'v Value, node: &Node, depth: usize) -> Box<dyn 
             let Some(item) = node.items.as_deref() else {
                 return untyped(json, depth);
             };
-            let list: Vec<Box<dyn Val + 'v>> = items
-                .iter()
-                .map(|v| to_val(v, item, depth + 1))
-                .collect();
+            let list: Vec<Box<dyn Val + 'v>> =
+                items.iter().map(|v| to_val(v, item, depth + 1)).collect();
             Box::new(CelList::from(list))
         }
         _ => untyped(json, depth),
@@ -112,7 +110,10 @@ fn object<'v>(
             match k.as_str() {
                 "apiVersion" | "kind" => {
                     if let Value::String(s) = v {
-                        out.insert(CelMapKey::from(k.as_str()), Box::new(CelString::from(s.as_str())));
+                        out.insert(
+                            CelMapKey::from(k.as_str()),
+                            Box::new(CelString::from(s.as_str())),
+                        );
                     }
                 }
                 "metadata" => {
@@ -120,7 +121,10 @@ fn object<'v>(
                         let mut m: HashMap<CelMapKey<'v>, Box<dyn Val + 'v>> = HashMap::new();
                         for key in ["name", "generateName"] {
                             if let Some(Value::String(s)) = meta.get(key) {
-                                m.insert(CelMapKey::from(key), Box::new(CelString::from(s.as_str())));
+                                m.insert(
+                                    CelMapKey::from(key),
+                                    Box::new(CelString::from(s.as_str())),
+                                );
                             }
                         }
                         out.insert(CelMapKey::from("metadata"), Box::new(CelMap::from(m)));

@@ -37,7 +37,11 @@ pub(crate) fn parse_go(s: &str) -> Option<chrono::Duration> {
             _ => return None,
         };
         let (whole, frac) = number.split_once('.').unwrap_or((number, ""));
-        let whole: i128 = if whole.is_empty() { 0 } else { whole.parse().ok()? };
+        let whole: i128 = if whole.is_empty() {
+            0
+        } else {
+            whole.parse().ok()?
+        };
         let mut part = whole.checked_mul(nanos_per)?;
         let mut scale = nanos_per;
         for digit in frac.bytes().take(30) {

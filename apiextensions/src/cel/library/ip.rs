@@ -43,9 +43,12 @@ fn parse_ip(s: &str) -> Result<IpAddr, String> {
     if s.contains('%') {
         return Err("IP address with zone value is not allowed".to_owned());
     }
-    let ip: IpAddr = s
-        .parse()
-        .map_err(|_| format!("ParseAddr({}): unable to parse IP", skein_admission::quote(s)))?;
+    let ip: IpAddr = s.parse().map_err(|_| {
+        format!(
+            "ParseAddr({}): unable to parse IP",
+            skein_admission::quote(s)
+        )
+    })?;
     if let IpAddr::V6(v6) = ip
         && v6.to_ipv4_mapped().is_some()
     {
@@ -104,10 +107,21 @@ pub(crate) fn register(env: &mut Env) -> Result<(), DeclarationError> {
     let (i, c) = (ip_type, cidr_type);
     env.add_overload("ip", "string_to_ip", vec![STRING_TYPE], to_ip)?;
     env.add_overload("isIP", "is_ip", vec![STRING_TYPE], is_ip)?;
-    env.add_overload("ip.isCanonical", "ip_is_canonical", vec![STRING_TYPE], is_canonical)?;
+    env.add_overload(
+        "ip.isCanonical",
+        "ip_is_canonical",
+        vec![STRING_TYPE],
+        is_canonical,
+    )?;
     env.add_overload("string", "ip_to_string", vec![i()], ip_string)?;
     env.add_member_overload("family", "ip_family", i(), vec![], family)?;
-    env.add_member_overload("isUnspecified", "ip_is_unspecified", i(), vec![], unspecified)?;
+    env.add_member_overload(
+        "isUnspecified",
+        "ip_is_unspecified",
+        i(),
+        vec![],
+        unspecified,
+    )?;
     env.add_member_overload("isLoopback", "ip_is_loopback", i(), vec![], loopback)?;
     env.add_member_overload(
         "isLinkLocalMulticast",
@@ -123,11 +137,23 @@ pub(crate) fn register(env: &mut Env) -> Result<(), DeclarationError> {
         vec![],
         link_local_unicast,
     )?;
-    env.add_member_overload("isGlobalUnicast", "ip_is_global_unicast", i(), vec![], global_unicast)?;
+    env.add_member_overload(
+        "isGlobalUnicast",
+        "ip_is_global_unicast",
+        i(),
+        vec![],
+        global_unicast,
+    )?;
     env.add_overload("cidr", "string_to_cidr", vec![STRING_TYPE], to_cidr)?;
     env.add_overload("isCIDR", "is_cidr", vec![STRING_TYPE], is_cidr)?;
     env.add_overload("string", "cidr_to_string", vec![c()], cidr_string)?;
-    env.add_member_overload("containsIP", "cidr_contains_ip_ip", c(), vec![i()], contains_ip)?;
+    env.add_member_overload(
+        "containsIP",
+        "cidr_contains_ip_ip",
+        c(),
+        vec![i()],
+        contains_ip,
+    )?;
     env.add_member_overload(
         "containsIP",
         "cidr_contains_ip_string",
@@ -135,7 +161,13 @@ pub(crate) fn register(env: &mut Env) -> Result<(), DeclarationError> {
         vec![STRING_TYPE],
         contains_ip_string,
     )?;
-    env.add_member_overload("containsCIDR", "cidr_contains_cidr", c(), vec![c()], contains_cidr)?;
+    env.add_member_overload(
+        "containsCIDR",
+        "cidr_contains_cidr",
+        c(),
+        vec![c()],
+        contains_cidr,
+    )?;
     env.add_member_overload(
         "containsCIDR",
         "cidr_contains_cidr_string",
@@ -145,7 +177,13 @@ pub(crate) fn register(env: &mut Env) -> Result<(), DeclarationError> {
     )?;
     env.add_member_overload("ip", "cidr_ip", c(), vec![], cidr_ip)?;
     env.add_member_overload("masked", "cidr_masked", c(), vec![], cidr_masked)?;
-    env.add_member_overload("prefixLength", "cidr_prefix_length", c(), vec![], prefix_length)?;
+    env.add_member_overload(
+        "prefixLength",
+        "cidr_prefix_length",
+        c(),
+        vec![],
+        prefix_length,
+    )?;
     Ok(())
 }
 
@@ -163,7 +201,10 @@ fn to_ip<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Ret<'b, 'v> {
         Ok(ip) => opaque(Ip(ip)),
         Err(e) => Err(fail(
             "ip",
-            format!("IP Address {} parse error during conversion from string: {e}", skein_admission::quote(s)),
+            format!(
+                "IP Address {} parse error during conversion from string: {e}",
+                skein_admission::quote(s)
+            ),
         )),
     }
 }
@@ -178,7 +219,10 @@ fn is_canonical<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Ret<'b, 'v> {
         Ok(ip) => boolean(ip.to_string() == s),
         Err(e) => Err(fail(
             "ip.isCanonical",
-            format!("IP Address {} parse error during conversion from string: {e}", skein_admission::quote(s)),
+            format!(
+                "IP Address {} parse error during conversion from string: {e}",
+                skein_admission::quote(s)
+            ),
         )),
     }
 }
@@ -251,7 +295,10 @@ fn to_cidr<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Ret<'b, 'v> {
         Ok(c) => opaque(c),
         Err(e) => Err(fail(
             "cidr",
-            format!("network address {} parse error during conversion from string: {e}", skein_admission::quote(s)),
+            format!(
+                "network address {} parse error during conversion from string: {e}",
+                skein_admission::quote(s)
+            ),
         )),
     }
 }

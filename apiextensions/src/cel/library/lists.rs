@@ -12,7 +12,13 @@ pub(crate) fn register(env: &mut Env) -> Result<(), DeclarationError> {
     env.add_member_overload("sum", "list_sum", LIST_TYPE, vec![], sum)?;
     env.add_member_overload("min", "list_min", LIST_TYPE, vec![], min)?;
     env.add_member_overload("max", "list_max", LIST_TYPE, vec![], max)?;
-    env.add_member_overload("indexOf", "list_index_of", LIST_TYPE, vec![DYN_TYPE], index_of)?;
+    env.add_member_overload(
+        "indexOf",
+        "list_index_of",
+        LIST_TYPE,
+        vec![DYN_TYPE],
+        index_of,
+    )?;
     env.add_member_overload(
         "lastIndexOf",
         "list_last_index_of",
@@ -44,9 +50,10 @@ fn sum<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Ret<'b, 'v> {
     };
     for item in items {
         acc = match (acc, item) {
-            (Value::Int(a), Value::Int(b)) => {
-                Value::Int(a.checked_add(b).ok_or_else(|| fail("sum", "integer overflow"))?)
-            }
+            (Value::Int(a), Value::Int(b)) => Value::Int(
+                a.checked_add(b)
+                    .ok_or_else(|| fail("sum", "integer overflow"))?,
+            ),
             (Value::UInt(a), Value::UInt(b)) => Value::UInt(
                 a.checked_add(b)
                     .ok_or_else(|| fail("sum", "unsigned integer overflow"))?,
@@ -56,10 +63,12 @@ fn sum<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Ret<'b, 'v> {
                 a.checked_add(&b)
                     .ok_or_else(|| fail("sum", "duration overflow"))?,
             ),
-            (a, b) => return Err(ExecutionError::no_such_overload(
-                "sum",
-                vec![a.type_of().to_string(), b.type_of().to_string()],
-            )),
+            (a, b) => {
+                return Err(ExecutionError::no_such_overload(
+                    "sum",
+                    vec![a.type_of().to_string(), b.type_of().to_string()],
+                ));
+            }
         };
     }
     value(acc)
@@ -69,7 +78,7 @@ fn extreme<'b, 'v>(args: Vec<CowVal<'b, 'v>>, name: &str, keep_greater: bool) ->
     let items = list_arg(&args, 0)?;
     let mut iter = items.into_iter();
     let Some(mut best) = iter.next() else {
-        return Err(fail(name, format!("{name}(list) called on empty list")));
+        return Err(fail(name, format!("{name} called on empty list")));
     };
     for item in iter {
         let ord = order(&item, &best)?;

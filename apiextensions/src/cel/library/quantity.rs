@@ -36,7 +36,12 @@ fn quantity_type() -> Type {
 pub(crate) fn register(env: &mut Env) -> Result<(), DeclarationError> {
     let q = quantity_type;
     env.add_overload("quantity", "string_to_quantity", vec![STRING_TYPE], parse)?;
-    env.add_overload("isQuantity", "is_quantity_string", vec![STRING_TYPE], is_quantity)?;
+    env.add_overload(
+        "isQuantity",
+        "is_quantity_string",
+        vec![STRING_TYPE],
+        is_quantity,
+    )?;
     env.add_member_overload("sign", "quantity_sign", q(), vec![], sign)?;
     env.add_member_overload("isInteger", "quantity_is_integer", q(), vec![], is_integer)?;
     env.add_member_overload("asInteger", "quantity_get_integer", q(), vec![], as_integer)?;

@@ -39,7 +39,13 @@ pub(crate) fn compiled(function: &str, pattern: &str) -> Result<Arc<Regex>, Exec
 }
 
 pub(crate) fn register(env: &mut Env) -> Result<(), DeclarationError> {
-    env.add_member_overload("find", "string_find_string", STRING_TYPE, vec![STRING_TYPE], find)?;
+    env.add_member_overload(
+        "find",
+        "string_find_string",
+        STRING_TYPE,
+        vec![STRING_TYPE],
+        find,
+    )?;
     env.add_member_overload(
         "findAll",
         "string_find_all_string",
@@ -60,7 +66,11 @@ pub(crate) fn register(env: &mut Env) -> Result<(), DeclarationError> {
 fn find<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Ret<'b, 'v> {
     let (s, pattern) = (str_arg(&args, 0)?, str_arg(&args, 1)?);
     let re = compiled("find", pattern)?;
-    string(re.find(s).map(|m| m.as_str().to_owned()).unwrap_or_default())
+    string(
+        re.find(s)
+            .map(|m| m.as_str().to_owned())
+            .unwrap_or_default(),
+    )
 }
 
 fn find_all<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Ret<'b, 'v> {

@@ -30,7 +30,8 @@ impl Opaque for Semver {
 
 /// A numeric identifier: digits without a leading zero.
 fn numeric(s: &str) -> Option<u64> {
-    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) || (s.len() > 1 && s.starts_with('0')) {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) || (s.len() > 1 && s.starts_with('0'))
+    {
         return None;
     }
     s.parse().ok()
@@ -89,7 +90,11 @@ impl Semver {
             .split('.')
             .map(|p| {
                 let t = p.trim_start_matches('0');
-                if t.is_empty() && !p.is_empty() { "0".to_owned() } else { t.to_owned() }
+                if t.is_empty() && !p.is_empty() {
+                    "0".to_owned()
+                } else {
+                    t.to_owned()
+                }
             })
             .collect();
         if parts.len() > 3 {
@@ -102,25 +107,27 @@ impl Semver {
     }
 
     fn cmp(&self, other: &Self) -> Ordering {
-        self.core.cmp(&other.core).then_with(|| match (self.pre.is_empty(), other.pre.is_empty()) {
-            (true, true) => Ordering::Equal,
-            (true, false) => Ordering::Greater,
-            (false, true) => Ordering::Less,
-            (false, false) => {
-                for (a, b) in self.pre.iter().zip(&other.pre) {
-                    let ord = match (numeric(a), numeric(b)) {
-                        (Some(x), Some(y)) => x.cmp(&y),
-                        (Some(_), None) => Ordering::Less,
-                        (None, Some(_)) => Ordering::Greater,
-                        (None, None) => a.cmp(b),
-                    };
-                    if ord != Ordering::Equal {
-                        return ord;
+        self.core
+            .cmp(&other.core)
+            .then_with(|| match (self.pre.is_empty(), other.pre.is_empty()) {
+                (true, true) => Ordering::Equal,
+                (true, false) => Ordering::Greater,
+                (false, true) => Ordering::Less,
+                (false, false) => {
+                    for (a, b) in self.pre.iter().zip(&other.pre) {
+                        let ord = match (numeric(a), numeric(b)) {
+                            (Some(x), Some(y)) => x.cmp(&y),
+                            (Some(_), None) => Ordering::Less,
+                            (None, Some(_)) => Ordering::Greater,
+                            (None, None) => a.cmp(b),
+                        };
+                        if ord != Ordering::Equal {
+                            return ord;
+                        }
                     }
+                    self.pre.len().cmp(&other.pre.len())
                 }
-                self.pre.len().cmp(&other.pre.len())
-            }
-        })
+            })
     }
 }
 
@@ -144,7 +151,13 @@ pub(crate) fn register(env: &mut Env) -> Result<(), DeclarationError> {
         vec![STRING_TYPE, BOOL_TYPE],
         is_semver_normalize,
     )?;
-    env.add_member_overload("isGreaterThan", "semver_is_greater_than", v(), vec![v()], greater)?;
+    env.add_member_overload(
+        "isGreaterThan",
+        "semver_is_greater_than",
+        v(),
+        vec![v()],
+        greater,
+    )?;
     env.add_member_overload("isLessThan", "semver_is_less_than", v(), vec![v()], less)?;
     env.add_member_overload("compareTo", "semver_compare_to", v(), vec![v()], compare)?;
     env.add_member_overload("major", "semver_major", v(), vec![], major)?;
@@ -170,7 +183,11 @@ fn to_semver<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Ret<'b, 'v> {
 
 fn to_semver_normalize<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Ret<'b, 'v> {
     let s = str_arg(&args, 0)?;
-    let v = if bool_arg(&args, 1)? { Semver::parse_normalized(s) } else { Semver::parse(s) };
+    let v = if bool_arg(&args, 1)? {
+        Semver::parse_normalized(s)
+    } else {
+        Semver::parse(s)
+    };
     parsed(s, v)
 }
 
@@ -180,7 +197,11 @@ fn is_semver<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Ret<'b, 'v> {
 
 fn is_semver_normalize<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Ret<'b, 'v> {
     let s = str_arg(&args, 0)?;
-    let v = if bool_arg(&args, 1)? { Semver::parse_normalized(s) } else { Semver::parse(s) };
+    let v = if bool_arg(&args, 1)? {
+        Semver::parse_normalized(s)
+    } else {
+        Semver::parse(s)
+    };
     boolean(v.is_some())
 }
 

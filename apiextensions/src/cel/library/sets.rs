@@ -8,7 +8,12 @@ use cel::{DeclarationError, Env};
 use super::{Ret, boolean, list_arg};
 
 pub(crate) fn register(env: &mut Env) -> Result<(), DeclarationError> {
-    env.add_overload("sets.contains", "list_sets_contains_list", vec![LIST_TYPE, LIST_TYPE], contains)?;
+    env.add_overload(
+        "sets.contains",
+        "list_sets_contains_list",
+        vec![LIST_TYPE, LIST_TYPE],
+        contains,
+    )?;
     env.add_overload(
         "sets.equivalent",
         "list_sets_equivalent_list",

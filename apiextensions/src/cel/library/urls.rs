@@ -58,7 +58,10 @@ impl Url {
                 && !host.ends_with(']')
                 && !port.bytes().all(|b| b.is_ascii_digit())
             {
-                return Err(err(&format!("invalid port {} after host", skein_admission::quote(&format!(":{port}")))));
+                return Err(err(&format!(
+                    "invalid port {} after host",
+                    skein_admission::quote(&format!(":{port}"))
+                )));
             }
             (host.to_owned(), after[end..].to_owned())
         } else {
@@ -124,7 +127,10 @@ pub(crate) fn register(env: &mut Env) -> Result<(), DeclarationError> {
 fn to_url<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Ret<'b, 'v> {
     match Url::parse(str_arg(&args, 0)?) {
         Ok(u) => opaque(u),
-        Err(e) => Err(fail("url", format!("URL parse error during conversion from string: {e}"))),
+        Err(e) => Err(fail(
+            "url",
+            format!("URL parse error during conversion from string: {e}"),
+        )),
     }
 }
 
@@ -200,8 +206,14 @@ mod tests {
     #[test]
     fn parses_as_go_parse_request_uri() {
         let u = Url::parse("https://user@example.com:8080/a/b?x=1&x=2").unwrap();
-        assert_eq!((u.scheme.as_str(), u.host.as_str()), ("https", "example.com:8080"));
-        assert_eq!((u.hostname(), u.port(), u.path.as_str()), ("example.com", "8080", "/a/b"));
+        assert_eq!(
+            (u.scheme.as_str(), u.host.as_str()),
+            ("https", "example.com:8080")
+        );
+        assert_eq!(
+            (u.hostname(), u.port(), u.path.as_str()),
+            ("example.com", "8080", "/a/b")
+        );
         let v6 = Url::parse("https://[::1]:80/").unwrap();
         assert_eq!((v6.hostname(), v6.port()), ("::1", "80"));
         assert!(Url::parse("/absolute/path").is_ok());
