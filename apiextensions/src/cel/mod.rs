@@ -59,8 +59,7 @@ pub struct Outcome {
 /// and of `oldSelf` below a list that is not a map list.
 pub fn compile(schema: &Value, field_prefix: &str) -> Result<Rules, Vec<Cause>> {
     let mut causes = Vec::new();
-    let mut root = build(schema, field_prefix, None, 0, &mut causes);
-    root.resource = true;
+    let root = build(schema, field_prefix, None, 0, &mut causes);
     if causes.is_empty() {
         Ok(Rules { root })
     } else {
@@ -77,6 +76,8 @@ fn build(
     causes: &mut Vec<Cause>,
 ) -> Node {
     let mut node = Node::shape(schema);
+    // The root is a resource: `apiVersion`, `kind`, `metadata.name`.
+    node.resource |= depth == 0;
     if depth >= MAX_DEPTH {
         return node;
     }

@@ -196,7 +196,7 @@ pub(crate) fn compile_rule(raw: &Value, site: &Site<'_>) -> Result<Option<Rule>,
             )]);
         }
     };
-    if let Some(detail) = super::check::check_rule(&program, site.node) {
+    if let Some(detail) = super::check::check_rule(&program, site.node, rule) {
         return Err(vec![Cause::invalid_rendered(at("rule"), &rendered, detail)]);
     }
     let uses_old_self = program.references().has_variable("oldSelf");
@@ -204,7 +204,9 @@ pub(crate) fn compile_rule(raw: &Value, site: &Site<'_>) -> Result<Option<Rule>,
     if !message_expression.is_empty() {
         match env::compile(message_expression) {
             Ok(p) => {
-                if let Some(detail) = super::check::check_message_expression(&p, site.node) {
+                if let Some(detail) =
+                    super::check::check_message_expression(&p, site.node, message_expression)
+                {
                     causes.push(Cause::invalid_rendered(
                         at("messageExpression"),
                         &rendered,

@@ -182,7 +182,10 @@ fn unicode_strings() {
             "self.val1.upperAscii() == 'ROOK TAKES 👑'",
             "self.val1.lowerAscii() == 'rook takes 👑'",
         ],
-        &[],
+        &[(
+            "self.val1.matches(')')",
+            "compilation failed: ERROR: <input>:1:19: invalid matches argument",
+        )],
     );
 }
 
@@ -235,7 +238,20 @@ fn bytes_booleans_and_formats() {
             "self.val1.getSeconds() == 3723",
             "self.val1.getMilliseconds() == 3723004",
         ],
-        &[],
+        &[
+            (
+                "duration('1')",
+                "compilation failed: ERROR: <input>:1:10: invalid duration argument",
+            ),
+            (
+                "duration('1d')",
+                "compilation failed: ERROR: <input>:1:10: invalid duration argument",
+            ),
+            (
+                "duration('1us') < duration('1nns')",
+                "compilation failed: ERROR: <input>:1:28: invalid duration argument",
+            ),
+        ],
     );
     let date = json!({"type": "string", "format": "date"});
     table(
@@ -274,7 +290,16 @@ fn bytes_booleans_and_formats() {
             "self.val1.getDate('01:00') == 18",
             "self.val1.getHours('UTC') == 18",
         ],
-        &[],
+        &[
+            (
+                "timestamp('1000-00-00T00:00:00Z')",
+                "compilation failed: ERROR: <input>:1:11: invalid timestamp",
+            ),
+            (
+                "timestamp('1000-01-01T00:00:00ZZ')",
+                "compilation failed: ERROR: <input>:1:11: invalid timestamp",
+            ),
+        ],
     );
 }
 
@@ -377,7 +402,10 @@ fn object_access() {
             "!(has(self.a1.d2) && has(self.a1.d2.e2))",
             "!has(self.a1.d2)",
         ],
-        &[("has(self.a1.d2.e2)", "no such key: d2")],
+        &[
+            ("has(self.a.z)", "undefined field 'z'"),
+            ("has(self.a1.d2.e2)", "no such key: d2"),
+        ],
     );
     table(
         "listMap access",
@@ -421,7 +449,10 @@ fn object_access() {
             "self.metadata.generateName == 'pickItForMe'",
             "self.spec.field1 == 'a'",
         ],
-        &[],
+        &[(
+            "has(self.metadata.namespace)",
+            "undefined field 'namespace'",
+        )],
     );
     table(
         "embedded object",
@@ -437,7 +468,10 @@ fn object_access() {
             "self.embedded.metadata.generateName == 'pickItForMe'",
             "has(self.embedded)",
         ],
-        &[],
+        &[(
+            "has(self.embedded.metadata.namespace)",
+            "undefined field 'namespace'",
+        )],
     );
 }
 
