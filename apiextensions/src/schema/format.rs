@@ -196,7 +196,7 @@ fn isbn10(s: &str) -> bool {
         };
         sum += (10 - i as u32) * v;
     }
-    sum % 11 == 0
+    sum.is_multiple_of(11)
 }
 
 fn isbn13(s: &str) -> bool {
@@ -235,7 +235,7 @@ fn credit_card(s: &str) -> bool {
         }
         sum += d;
     }
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 /// Go's `time.Parse("2006-01-02", s)`.

@@ -197,10 +197,8 @@ impl Node {
                         _ => node.one_of = parsed,
                     }
                 }
-                "not" => {
-                    if !value.is_null() {
-                        node.not = Some(Box::new(child(value, format!("{path}.not"))?));
-                    }
+                "not" if !value.is_null() => {
+                    node.not = Some(Box::new(child(value, format!("{path}.not"))?));
                 }
                 _ => {}
             }

@@ -23,12 +23,24 @@ impl Pattern {
         let regex = regex::RegexBuilder::new(&ascii_classes(source))
             .size_limit(SIZE_LIMIT)
             .build()
-            .map_err(|e| e.to_string());
+            .map_err(|e| go_error(&e.to_string()));
         Pattern {
             source: source.to_owned(),
             regex,
         }
     }
+}
+
+/// A one-line error in the shape of Go's `regexp.Compile` errors
+/// (`error parsing regexp: <what>`); the description is the `regex`
+/// crate's, not RE2's wording.
+fn go_error(rust: &str) -> String {
+    let what = rust
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix("error: "))
+        .unwrap_or_else(|| rust.lines().next().unwrap_or(rust));
+    format!("error parsing regexp: {what}")
 }
 
 /// Rewrites the Perl classes RE2 defines as ASCII into explicit classes.
@@ -76,7 +88,9 @@ mod tests {
 
     #[test]
     fn invalid_patterns_keep_the_error() {
-        assert!(Pattern::new("(").regex.is_err());
+        let err = Pattern::new("(").regex.unwrap_err();
+        assert!(err.starts_with("error parsing regexp: "), "{err}");
+        assert!(!err.contains('\n'));
         assert!(
             Pattern::new("a+").regex.unwrap().is_match("xaay"),
             "unanchored"

@@ -119,17 +119,17 @@ fn type_check(node: &Node, data: &Value, path: &str, res: &mut Outcome) {
     };
     let is_int_float = sch_type == "integer" && has("number");
     let stringish = matches!(data, Value::String(_) | Value::Array(_));
-    if !stringish
-        && !node.format.is_empty()
-        && !(has(sch_type) || format == node.format || is_float_int || is_int_float)
-    {
+    let formatted = !node.format.is_empty();
+    let type_ok = has(sch_type) || is_float_int || is_int_float;
+    if formatted && !stringish && !(type_ok || format == node.format) {
         res.add(Failure::invalid_type(path, &node.format, format));
         return;
     }
-    if !(has("number") || has("integer")) && !node.format.is_empty() && stringish {
+    let numeric = has("number") || has("integer");
+    if formatted && stringish && !numeric {
         return;
     }
-    if !(has(sch_type) || is_float_int || is_int_float) {
+    if !type_ok {
         res.add(Failure::invalid_type(path, &node.types.join(","), sch_type));
     }
 }
