@@ -36,6 +36,8 @@ const REF_PREFIX: &str = "#/$defs/";
 pub struct Definitions {
     defs: Map<String, Value>,
     by_gvk: HashMap<(String, String, String), String>,
+    /// The kind a custom table ([`Definitions::for_custom`]) is built for.
+    root: Option<String>,
 }
 
 /// The process-wide definitions, parsed on first use.
@@ -69,7 +71,76 @@ impl Definitions {
                     .or_insert_with(|| name.clone());
             }
         }
-        Ok(Self { defs, by_gvk })
+        Ok(Self {
+            defs,
+            by_gvk,
+            root: None,
+        })
+    }
+
+    /// The server-side-apply schema of one version of a custom resource:
+    /// the kind's published v3 schema
+    /// ([`skein_apiextensions::openapi::apply_schema`], with `metadata`,
+    /// `apiVersion`, `kind` and embedded resources filled in as upstream)
+    /// as one definition, next to `ObjectMeta` and what it references,
+    /// cloned from the vendored built-ins. [`Definitions::root`] is the
+    /// kind; [`Definitions::for_gvk`] finds it too.
+    ///
+    /// Object nodes with neither `properties` nor `additionalProperties`
+    /// become maps of untyped values, as structured-merge-diff reads
+    /// them (granular keys, atomic values), instead of atomic values.
+    /// `x-kubernetes-list-type`, `-list-map-keys` and `-map-type` are read
+    /// where they stand; lists without them are atomic (a CRD schema has
+    /// no patch strategies).
+    ///
+    /// Errors only for a CRD without that version.
+    pub fn for_custom(crd: &Value, version: &str) -> Result<Self, String> {
+        use skein_apiextensions::openapi::{self as published, CrdVersion, OBJECT_META};
+        let cv = CrdVersion::read(crd, version)?;
+        let mut kind = cv.kind_schema(published::Form::Source);
+        untyped_object_maps(&mut kind, 0);
+        let base = definitions();
+        let mut defs: Map<String, Value> = base
+            .reachable(OBJECT_META)
+            .into_iter()
+            .filter_map(|n| base.defs.get(&n).map(|d| (n, d.clone())))
+            .collect();
+        let name = cv.kind_name();
+        defs.insert(name.clone(), kind);
+        let mut by_gvk = HashMap::new();
+        by_gvk.insert((cv.group, cv.version, cv.kind), name.clone());
+        Ok(Self {
+            defs,
+            by_gvk,
+            root: Some(name),
+        })
+    }
+
+    /// The kind of a table built by [`Definitions::for_custom`] (`None`
+    /// for the built-in table).
+    pub fn root(&self) -> Option<Schema<'_>> {
+        self.named(self.root.as_deref()?)
+    }
+
+    /// Every definition reachable from `root` through `$ref` (`root`
+    /// included when defined), sorted by name.
+    pub fn reachable(&self, root: &str) -> Vec<String> {
+        let mut seen: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+        let mut stack: Vec<String> = vec![root.to_owned()];
+        while let Some(name) = stack.pop() {
+            let Some(node) = self.defs.get(&name) else {
+                continue;
+            };
+            if !seen.insert(name) {
+                continue;
+            }
+            refs(node, &mut |target| {
+                if !seen.contains(target) {
+                    stack.push(target.to_owned());
+                }
+            });
+        }
+        seen.into_iter().collect()
     }
 
     /// Every definition by name (`io.k8s.api.apps.v1.Deployment`), raw.
@@ -121,6 +192,54 @@ impl Definitions {
             }
         }
         (cur, name)
+    }
+}
+
+/// Calls `f` with every `#/$defs/` reference target under `node`.
+fn refs(node: &Value, f: &mut impl FnMut(&str)) {
+    // Explicit stack: the walk is bounded by the value, not the call stack.
+    let mut stack = vec![node];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    match x.as_str().and_then(|r| r.strip_prefix(REF_PREFIX)) {
+                        Some(t) if k == "$ref" => f(t),
+                        _ => stack.push(x),
+                    }
+                }
+            }
+            Value::Array(a) => stack.extend(a),
+            _ => {}
+        }
+    }
+}
+
+/// `{"type":"object"}` without `properties` or `additionalProperties`
+/// gets `additionalProperties: {}` (see [`Definitions::for_custom`]).
+/// Walks `properties`, `items` and `additionalProperties`, to
+/// [`skein_apiextensions::openapi::structural::MAX_DEPTH`].
+fn untyped_object_maps(node: &mut Value, depth: usize) {
+    if depth > skein_apiextensions::openapi::structural::MAX_DEPTH {
+        return;
+    }
+    let Some(m) = node.as_object_mut() else {
+        return;
+    };
+    if m.get("type").and_then(Value::as_str) == Some("object")
+        && !m.contains_key("properties")
+        && !m.contains_key("additionalProperties")
+    {
+        m.insert("additionalProperties".to_owned(), Value::Object(Map::new()));
+    }
+    if let Some(Value::Object(p)) = m.get_mut("properties") {
+        p.values_mut()
+            .for_each(|c| untyped_object_maps(c, depth + 1));
+    }
+    for k in ["items", "additionalProperties"] {
+        if let Some(c) = m.get_mut(k) {
+            untyped_object_maps(c, depth + 1);
+        }
     }
 }
 
@@ -445,6 +564,86 @@ mod tests {
         );
         assert_eq!(cpu.shape(), Shape::Map);
         assert_eq!(cpu.values().map(|v| v.shape()), Some(Shape::Scalar));
+    }
+
+    fn crontab() -> Definitions {
+        let crd = serde_json::json!({
+            "spec": {
+                "group": "stable.example.com",
+                "names": {"plural": "crontabs", "kind": "CronTab"},
+                "scope": "Namespaced",
+                "versions": [{"name": "v1", "served": true, "storage": true, "schema": {
+                    "openAPIV3Schema": {"type": "object", "properties": {
+                        "spec": {"type": "object", "properties": {
+                            "ports": {"type": "array", "x-kubernetes-list-type": "map",
+                                "x-kubernetes-list-map-keys": ["name", "protocol"],
+                                "items": {"type": "object", "required": ["name"], "properties": {
+                                    "name": {"type": "string"}, "protocol": {"type": "string"}}}},
+                            "tags": {"type": "array", "x-kubernetes-list-type": "set",
+                                "items": {"type": "string"}},
+                            "args": {"type": "array", "items": {"type": "string"}},
+                            "selector": {"type": "object", "x-kubernetes-map-type": "atomic",
+                                "additionalProperties": {"type": "string"}},
+                            "config": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                            "template": {"type": "object", "x-kubernetes-embedded-resource": true,
+                                "x-kubernetes-preserve-unknown-fields": true}}},
+                        "status": {"type": "object"}}}}}]
+            }
+        });
+        Definitions::for_custom(&crd, "v1").expect("the version exists")
+    }
+
+    #[test]
+    fn custom_resources_have_a_schema() {
+        let defs = crontab();
+        let root = defs.root().expect("root");
+        assert_eq!(root.type_name(), Some("com.example.stable.v1.CronTab"));
+        assert_eq!(
+            defs.for_gvk("stable.example.com", "v1", "CronTab")
+                .and_then(|s| s.type_name()),
+            Some("com.example.stable.v1.CronTab")
+        );
+        assert_eq!(root.shape(), Shape::Struct);
+        let meta = root.field("metadata").expect("metadata");
+        assert_eq!(
+            meta.type_name(),
+            Some("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta")
+        );
+        let labels = meta.field("labels").expect("labels");
+        assert_eq!(labels.shape(), Shape::Map);
+        let managed = meta.field("managedFields").and_then(|m| m.items());
+        assert_eq!(managed.map(|m| m.shape()), Some(Shape::Struct));
+        let spec = root.field("spec").expect("spec");
+        let ports = spec.field("ports").expect("ports");
+        assert_eq!(ports.list_type(), ListType::Map(vec!["name", "protocol"]));
+        assert_eq!(
+            spec.field("tags").map(|t| t.list_type()),
+            Some(ListType::Set)
+        );
+        assert_eq!(
+            spec.field("args").map(|t| t.list_type()),
+            Some(ListType::Atomic)
+        );
+        assert!(spec.field("selector").is_some_and(|s| s.is_atomic_map()));
+        // An object without fields is a map of untyped values.
+        let status = root.field("status").expect("status");
+        assert_eq!(status.shape(), Shape::Map);
+        assert_eq!(status.values().map(|v| v.shape()), Some(Shape::Untyped));
+        assert_eq!(spec.field("config").map(|c| c.shape()), Some(Shape::Map));
+        // Embedded resources get apiVersion, kind and ObjectMeta.
+        let tpl = spec.field("template").expect("template");
+        assert_eq!(tpl.shape(), Shape::Struct);
+        assert_eq!(
+            tpl.field("metadata").and_then(|m| m.type_name()),
+            Some("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta")
+        );
+        assert!(definitions().root().is_none());
+    }
+
+    #[test]
+    fn custom_without_the_version_is_an_error() {
+        let crd = serde_json::json!({"spec": {"group": "a.b", "versions": []}});
+        assert!(Definitions::for_custom(&crd, "v1").is_err());
     }
 
     #[test]
