@@ -385,6 +385,36 @@ fn defaults_and_deprecation() {
 }
 
 #[test]
+fn cel_compile_errors() {
+    let c = with(
+        crd(),
+        "/spec/versions/0/schema/openAPIV3Schema",
+        json!({"type": "object",
+        "properties": {"spec": {"type": "object", "properties": {"replicas": {"type": "integer"}},
+            "x-kubernetes-validations": [{"rule": "self.replicas >"}]}}}),
+    );
+    let got = created(c);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(
+        got[0].starts_with("spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: "),
+        "{got:?}"
+    );
+    // A schema with OpenAPI errors is not compiled, as upstream.
+    let c = with(
+        crd(),
+        "/spec/versions/0/schema/openAPIV3Schema",
+        json!({"type": "object", "uniqueItems": true,
+        "x-kubernetes-validations": [{"rule": "self.x >"}]}),
+    );
+    assert_eq!(
+        created(c),
+        [
+            "spec.validation.openAPIV3Schema.uniqueItems: Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic"
+        ]
+    );
+}
+
+#[test]
 fn update_rules() {
     let mut old = crd();
     set_defaults(&mut old);
