@@ -84,14 +84,19 @@ impl Failure {
 
     /// The field error upstream makes of it, the path rooted at the object.
     pub(crate) fn to_cause(&self) -> Cause {
-        let field = if self.kind == Kind::Composite {
-            "<nil>".to_owned()
-        } else {
-            match self.name.strip_prefix('.').unwrap_or(&self.name) {
-                "" if self.name.is_empty() || self.name == "." => "<nil>".to_owned(),
-                "" => String::new(),
-                trimmed => trimmed.to_owned(),
-            }
+        self.to_cause_under(None)
+    }
+
+    /// The field error when validation ran on a sub-schema rooted at
+    /// `prefix` (upstream's `fldPath`, e.g. `status` for the status
+    /// subresource): fields are `prefix.name`, root errors `prefix`.
+    pub(crate) fn to_cause_under(&self, prefix: Option<&str>) -> Cause {
+        let trimmed = self.name.strip_prefix('.').unwrap_or(&self.name);
+        let field = match (prefix, self.kind == Kind::Composite || trimmed.is_empty()) {
+            (None, true) => "<nil>".to_owned(),
+            (Some(p), true) => p.to_owned(),
+            (None, false) => trimmed.to_owned(),
+            (Some(p), false) => format!("{p}.{trimmed}"),
         };
         let or_empty = || {
             self.value

@@ -39,6 +39,36 @@ use skein_admission::Cause;
 pub use failure::FIELD_VALUE_TYPE_INVALID;
 pub use node::MAX_SCHEMA_DEPTH;
 
+/// Deepest body [`Structural::validate`] looks into: a deeper value (only
+/// possible when the JSON decoder's own limit is lifted) is refused with
+/// one error rather than walked, so no input overflows the stack.
+pub const MAX_BODY_DEPTH: usize = 512;
+
+/// How deeply `v` nests (a scalar is 1, `[[]]` is 2), found without
+/// recursion.
+pub fn nesting_depth(v: &Value) -> usize {
+    let mut max = 0;
+    let mut stack = vec![(v, 1usize)];
+    while let Some((v, depth)) = stack.pop() {
+        max = max.max(depth);
+        match v {
+            Value::Array(items) => stack.extend(items.iter().map(|i| (i, depth + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|i| (i, depth + 1))),
+            _ => {}
+        }
+    }
+    max
+}
+
+/// The error for a body nested deeper than [`MAX_BODY_DEPTH`].
+fn too_deep() -> Cause {
+    Cause::new(
+        "<nil>",
+        Cause::FIELD_VALUE_INVALID,
+        format!("Invalid value: \"\": nesting exceeds {MAX_BODY_DEPTH} levels"),
+    )
+}
+
 use node::Node;
 
 /// A CRD version's structural schema, ready to prune, default and validate
@@ -104,7 +134,11 @@ impl Structural {
     /// messages and cause types, then embedded resources (`apiVersion`,
     /// `kind`, object metadata), then `x-kubernetes-list-type` uniqueness.
     /// Junctor failures (`anyOf`...) carry upstream's `<nil>` field.
+    /// A body nested deeper than [`MAX_BODY_DEPTH`] gets one error instead.
     pub fn validate(&self, obj: &Value) -> Vec<Cause> {
+        if nesting_depth(obj) > MAX_BODY_DEPTH {
+            return vec![too_deep()];
+        }
         let mut out = self.schema_causes(obj, None);
         self.embedded_causes(obj, &mut out);
         self.list_causes(obj, &mut out);
@@ -117,8 +151,40 @@ impl Structural {
     /// by key in `x-kubernetes-list-type: map` lists) are dropped, and
     /// list-type uniqueness is checked only if `old` passed it.
     pub fn validate_update(&self, new: &Value, old: &Value) -> Vec<Cause> {
+        if nesting_depth(new) > MAX_BODY_DEPTH || nesting_depth(old) > MAX_BODY_DEPTH {
+            return vec![too_deep()];
+        }
         let mut out = self.schema_causes(new, Some(old));
         self.embedded_causes(new, &mut out);
+        let mut old_lists = Vec::new();
+        self.list_causes(old, &mut old_lists);
+        if old_lists.is_empty() {
+            self.list_causes(new, &mut out);
+        }
+        out
+    }
+
+    /// Validates an update through the `status` subresource (upstream
+    /// `statusStrategy.ValidateUpdate`): only `status` is checked against
+    /// the `status` property's schema, with ratcheting, messages naming
+    /// paths relative to it (`conditions in body ...`) and fields under
+    /// `status` (`status.conditions`); then list-type uniqueness of the
+    /// whole object if `old` passed it.
+    pub fn validate_status_update(&self, new: &Value, old: &Value) -> Vec<Cause> {
+        if nesting_depth(new) > MAX_BODY_DEPTH || nesting_depth(old) > MAX_BODY_DEPTH {
+            return vec![too_deep()];
+        }
+        let mut out = Vec::new();
+        if let (Some(schema), Some(status)) =
+            (self.root.properties.get("status"), new.get("status"))
+        {
+            out.extend(
+                validator::validate(schema, status, "", old.get("status"), true)
+                    .errors
+                    .iter()
+                    .map(|f| f.to_cause_under(Some("status"))),
+            );
+        }
         let mut old_lists = Vec::new();
         self.list_causes(old, &mut old_lists);
         if old_lists.is_empty() {

@@ -471,6 +471,52 @@ fn bad_patterns_fail_validation_not_parsing() {
     );
 }
 
+#[test]
+fn structural_is_shareable() {
+    fn assert_send_sync<T: Send + Sync + Clone>() {}
+    assert_send_sync::<Structural>();
+}
+
+#[test]
+fn deep_bodies_get_one_error() {
+    let s = field(json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}));
+    let mut deep = json!(1);
+    for _ in 0..(super::MAX_BODY_DEPTH + 5) {
+        deep = json!([deep]);
+    }
+    let obj = json!({"field": {"x": deep}});
+    let got: Vec<String> = s.validate(&obj).iter().map(ToString::to_string).collect();
+    assert_eq!(
+        got,
+        [r#"<nil>: Invalid value: "": nesting exceeds 512 levels"#]
+    );
+    assert_eq!(super::nesting_depth(&json!({"a": [[]]})), 3);
+}
+
+#[test]
+fn status_updates_validate_status_only_with_relative_messages() {
+    let s = schema(json!({"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {"n": {"type": "integer", "maximum": 1}}},
+        "status": {"type": "object", "properties": {
+            "phase": {"type": "string", "enum": ["A", "B"]},
+            "count": {"type": "integer", "minimum": 0}}}}}));
+    let old = json!({"spec": {"n": 5}, "status": {"phase": "A"}});
+    let new = json!({"spec": {"n": 5}, "status": {"phase": "C", "count": -1}});
+    let got: BTreeSet<String> = s
+        .validate_status_update(&new, &old)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        got,
+        BTreeSet::from([
+            r#"status.phase: Unsupported value: "C": supported values: "A", "B""#.to_owned(),
+            "status.count: Invalid value: -1: count in body should be greater than or equal to 0"
+                .to_owned(),
+        ])
+    );
+}
+
 /// Arbitrary JSON, a few levels deep.
 fn json_value() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
