@@ -21,19 +21,22 @@ const META_FIELDS: [&str; 3] = ["apiVersion", "kind", "metadata"];
 /// `PruneWithOptions(obj, s, isResourceRoot=true)`: drops every field the
 /// schema does not know and returns their paths, sorted.
 pub(crate) fn prune_root(root: &Node, obj: &mut Value) -> Vec<String> {
-    let mut paths = Vec::new();
-    let mut walker = Pruner { paths: &mut paths };
-    walker.prune(obj, Some(root), String::new(), true);
-    paths.sort();
-    paths
+    prune_with(root, obj, true)
 }
 
 /// `Prune(obj, s, false)` for a default value: drops what its own schema
 /// does not know (upstream `PruneDefaults`).
 pub(crate) fn prune_value(node: &Node, value: &mut Value) {
+    prune_with(node, value, node.embedded);
+}
+
+/// `PruneWithOptions(obj, s, isResourceRoot)` with paths tracked, sorted.
+fn prune_with(node: &Node, value: &mut Value, embedded: bool) -> Vec<String> {
     let mut paths = Vec::new();
     let mut walker = Pruner { paths: &mut paths };
-    walker.prune(value, Some(node), String::new(), node.embedded);
+    walker.prune(value, Some(node), String::new(), embedded);
+    paths.sort();
+    paths
 }
 
 struct Pruner<'p> {
@@ -246,6 +249,67 @@ mod tests {
         });
         let paths = prune_root(&s, &mut obj);
         assert_eq!(paths, ["plain.kind", "plain.metadata", "template.other"]);
+    }
+
+    /// Cases from upstream's `TestPrune` (pruning/algorithm_test.go),
+    /// not at a resource root.
+    #[test]
+    fn upstream_prune_table() {
+        let cases = [
+            (
+                json!({"type": "array", "items": {"properties": {"a": {}, "c": {}}}}),
+                json!([{"a": 1}, {"b": 1}, {"a": 1, "b": 2, "c": 3}]),
+                json!([{"a": 1}, {}, {"a": 1, "c": 3}]),
+                vec!["[1].b", "[2].b"],
+            ),
+            (
+                json!({"properties": {"a": {}, "c": {"additionalProperties": {"type": "integer"}}}}),
+                json!({"a": 1, "b": 1, "c": {"a": 1, "b": 2, "c": {"a": 1}}}),
+                json!({"a": 1, "c": {"a": 1, "b": 2, "c": {}}}),
+                vec!["b", "c.c.a"],
+            ),
+            (
+                json!({"properties": {"a": {}, "c": {"additionalProperties": false}}}),
+                json!({"a": 1, "b": 1, "c": {"a": 1, "b": 2, "c": {"a": 1, "apiVersion": "unknown"}}}),
+                json!({"a": 1, "c": {"a": 1, "b": 2, "c": {}}}),
+                vec!["b", "c.c.a", "c.c.apiVersion"],
+            ),
+            (
+                json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true, "properties": {
+                    "alpha": {"type": "string"},
+                    "pruning": {"type": "object", "properties": {
+                        "preserving": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                        "pruning": {"type": "object"}}},
+                    "preserving": {"type": "object", "x-kubernetes-preserve-unknown-fields": true, "properties": {
+                        "preservingUnknownType": {"x-kubernetes-preserve-unknown-fields": true},
+                        "pruning": {"type": "object"}}},
+                    "keyPrune": {"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                        "additionalProperties": {"type": "object", "properties": {"specified": {"type": "object"}}}}}}),
+                json!({"unspecified": "bar", "alpha": "abc",
+                    "pruning": {"unspecified": "bar", "pruning": {"unspecified": "bar"}, "apiVersion": "unknown",
+                                "preserving": {"unspecified": "bar"}},
+                    "preserving": {"unspecified": "bar", "pruning": {"unspecified": "bar"},
+                                   "preservingUnknownType": [{"foo": true}]},
+                    "keyPrune": {"foo": {"specified": {"unspecified": "bar"}, "unspecified": "bar"}}}),
+                json!({"unspecified": "bar", "alpha": "abc",
+                    "pruning": {"pruning": {}, "preserving": {"unspecified": "bar"}},
+                    "preserving": {"unspecified": "bar", "pruning": {}, "preservingUnknownType": [{"foo": true}]},
+                    "keyPrune": {"foo": {"specified": {}}}}),
+                vec![
+                    "keyPrune.foo.specified.unspecified",
+                    "keyPrune.foo.unspecified",
+                    "preserving.pruning.unspecified",
+                    "pruning.apiVersion",
+                    "pruning.pruning.unspecified",
+                    "pruning.unspecified",
+                ],
+            ),
+        ];
+        for (schema, mut input, want, paths) in cases {
+            let paths: Vec<String> = paths.into_iter().map(str::to_owned).collect();
+            assert_eq!(prune_with(&node(schema), &mut input, false), paths);
+            assert_eq!(input, want);
+        }
     }
 
     #[test]
