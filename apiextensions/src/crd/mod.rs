@@ -24,6 +24,7 @@ mod json;
 mod names;
 mod options;
 mod path;
+mod pattern;
 mod render;
 mod rules;
 mod schema_props;

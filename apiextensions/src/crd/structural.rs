@@ -408,8 +408,17 @@ fn value_validation(
     if let Some(not) = obj(s, "not") {
         nested(not, false, false, lvl, &child(path, "not"), depth + 1, out);
     }
-    // TODO(pattern): Go regexp syntax check ("must be a valid regular
-    // expression, but isn't: ...") once a regex engine is a dependency.
+    let pattern = str_of(s, "pattern");
+    if let Some(err) = Some(pattern)
+        .filter(|p| !p.is_empty())
+        .and_then(super::pattern::compile_error)
+    {
+        out.push(Cause::invalid(
+            child(path, "pattern"),
+            &json!(pattern),
+            format!("must be a valid regular expression, but isn't: {err}"),
+        ));
+    }
 }
 
 fn nested(
@@ -727,6 +736,19 @@ mod tests {
             [
                 "spec.validation.openAPIV3Schema.properties[a].properties[b]: Required value: because it is defined in spec.validation.openAPIV3Schema.allOf[0].properties[a].properties[b]",
                 "spec.validation.openAPIV3Schema.properties[c]: Required value: because it is defined in spec.validation.openAPIV3Schema.allOf[0].properties[c]",
+            ]
+        );
+    }
+
+    #[test]
+    fn patterns_must_compile() {
+        assert_eq!(
+            check(
+                json!({"type": "object", "properties": {"a": {"type": "string", "pattern": "(a"},
+                "b": {"type": "string", "pattern": "^[a-z]+$"}}})
+            ),
+            [
+                "spec.validation.openAPIV3Schema.properties[a].pattern: Invalid value: \"(a\": must be a valid regular expression, but isn't: error parsing regexp: missing closing ): `(a`"
             ]
         );
     }
