@@ -2,12 +2,16 @@
 //! HTTPS against a real `skein serve`, side by side with a bare axum/rustls
 //! server answering a fixed 1 KiB body ([`crate::bare`]) and with the
 //! storage layer's own create rate, all in one run; ratios against the
-//! targets of the native-API issue.
+//! targets of the native-API issue. Beside them, with the same client and
+//! concurrency, GET and CREATE of a 1 KiB custom resource whose CRD has ten
+//! CEL rules and defaults ([`crate::custom`]), as ratios to the Secret
+//! cells (the CRD issue's targets).
 //!
 //! Every response is checked: status, the name of the Secret got or
 //! created, the number of items in each LIST, the bare body's size. After
 //! the run, the Secrets in the create namespace are counted on the server
-//! and compared with the creates the client saw acknowledged.
+//! and compared with the creates the client saw acknowledged (and the
+//! custom resources likewise).
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -27,6 +31,7 @@ use skein_storage::etcd::{EtcdOptions, EtcdStore};
 use crate::bare::{self, BareServer};
 use crate::client::{Https, Protocol, connections_to, version_name};
 use crate::cluster::{Skein, skein_facts};
+use crate::custom;
 use crate::measure::{Cell, LoadSnapshot, run_cell};
 use crate::report::{
     error_lines, facts_table, lat, loadavg, machine_facts, noise_line, ops, verdict,
@@ -72,6 +77,12 @@ pub struct Args {
 /// CREATE ≥ 0.7× the storage layer's create rate.
 const GET_VS_BARE_TARGET: f64 = 0.3;
 const CREATE_VS_STORAGE_TARGET: f64 = 0.7;
+/// Targets of the CRD issue: custom resource CREATE ≥ 0.8× Secret CREATE,
+/// GET ≥ 0.9× Secret GET.
+const CR_CREATE_VS_SECRET_TARGET: f64 = 0.8;
+const CR_GET_VS_SECRET_TARGET: f64 = 0.9;
+/// How long the benchmark CRD may take to be served.
+const CRD_SETTLE: Duration = Duration::from_secs(60);
 /// The namespace LIST and GET read, and the one CREATE writes to.
 const LIST_NS: &str = "bench-list";
 const CREATE_NS: &str = "bench-create";
@@ -127,18 +138,22 @@ struct ListMeta {
 enum Measure {
     BareGet,
     Get,
+    CrGet,
     List,
     BareCreate,
     Create,
+    CrCreate,
     StorageCreate,
 }
 
-const MEASURES: [Measure; 6] = [
+const MEASURES: [Measure; 8] = [
     Measure::BareGet,
     Measure::Get,
+    Measure::CrGet,
     Measure::List,
     Measure::BareCreate,
     Measure::Create,
+    Measure::CrCreate,
     Measure::StorageCreate,
 ];
 
@@ -152,6 +167,10 @@ impl Measure {
                 format!("bare axum + rustls + storage: POST 1 KiB → Store::create ({storage})")
             }
             Measure::Create => "skein: CREATE Secret (JSON)".into(),
+            Measure::CrGet => "skein: GET custom resource (CRD: 10 CEL rules, defaults)".into(),
+            Measure::CrCreate => {
+                "skein: CREATE custom resource (JSON; 10 CEL rules, defaults)".into()
+            }
             Measure::StorageCreate => format!("storage layer: create 1 KiB ({storage})"),
         }
     }
@@ -166,6 +185,8 @@ struct Systems {
     list_size: usize,
     /// Creates the client saw acknowledged with 201 (warm-up included).
     created: Arc<AtomicU64>,
+    /// The same for custom resources.
+    cr_created: Arc<AtomicU64>,
 }
 
 impl Systems {
@@ -255,6 +276,40 @@ impl Systems {
                     got.metadata.name
                 );
             }
+            Measure::CrGet => {
+                let n = (task as u64 * 7919 + i) % self.list_size as u64;
+                let name = format!("c-{n:05}");
+                let path = format!("{}/{name}", custom::collection(LIST_NS));
+                let body = self.skein.expect(200, Method::GET, &path, None).await?;
+                let got: Named =
+                    serde_json::from_slice(&body).context("GET: not a custom resource")?;
+                anyhow::ensure!(
+                    got.metadata.name == name,
+                    "GET {name}: got {}",
+                    got.metadata.name
+                );
+            }
+            Measure::CrCreate => {
+                let name = format!("{run}-{task}-{i}");
+                let body = custom::object(CREATE_NS, &name);
+                let reply = self
+                    .skein
+                    .expect(
+                        201,
+                        Method::POST,
+                        &custom::collection(CREATE_NS),
+                        Some(("application/json", body)),
+                    )
+                    .await?;
+                self.cr_created.fetch_add(1, Ordering::Relaxed);
+                let got: Named =
+                    serde_json::from_slice(&reply).context("CREATE: not a custom resource")?;
+                anyhow::ensure!(
+                    got.metadata.name == name,
+                    "CREATE {name}: got {}",
+                    got.metadata.name
+                );
+            }
             Measure::StorageCreate => {
                 anyhow::bail!("storage creates run through crate::storage")
             }
@@ -280,10 +335,15 @@ async fn create_namespace(client: &Https, name: &str) -> anyhow::Result<()> {
 
 /// The number of Secrets in `namespace`, by paginated LIST.
 async fn count_secrets(client: &Https, namespace: &str) -> anyhow::Result<usize> {
+    count(client, &format!("/api/v1/namespaces/{namespace}/secrets")).await
+}
+
+/// The number of objects in `collection`, by paginated LIST.
+async fn count(client: &Https, collection: &str) -> anyhow::Result<usize> {
     let mut total = 0;
     let mut token: Option<String> = None;
     loop {
-        let mut path = format!("/api/v1/namespaces/{namespace}/secrets?limit=2000");
+        let mut path = format!("{collection}?limit=2000");
         if let Some(t) = &token {
             path.push_str("&continue=");
             path.push_str(&form_escape(t));
@@ -295,6 +355,36 @@ async fn count_secrets(client: &Https, namespace: &str) -> anyhow::Result<usize>
             Some(t) if !t.is_empty() => token = Some(t),
             _ => return Ok(total),
         }
+    }
+}
+
+/// Creates the benchmark CRD and waits until its resource is served.
+async fn install_crd(client: &Https) -> anyhow::Result<()> {
+    let body = Bytes::from(custom::crd().to_string());
+    client
+        .expect(
+            201,
+            Method::POST,
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            Some(("application/json", body)),
+        )
+        .await
+        .context("creating the benchmark CRD")?;
+    let started = Instant::now();
+    loop {
+        let reply = client
+            .send(Method::GET, &custom::collection(LIST_NS), None)
+            .await?;
+        if reply.status == 200 {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            started.elapsed() < CRD_SETTLE,
+            "the benchmark CRD is not served after {CRD_SETTLE:?}: {} {}",
+            reply.status,
+            crate::client::excerpt(&reply.body)
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
@@ -358,6 +448,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         store: store.clone(),
         list_size: args.list_size,
         created: Arc::new(AtomicU64::new(0)),
+        cr_created: Arc::new(AtomicU64::new(0)),
     };
 
     // The objects LIST and GET read.
@@ -386,6 +477,32 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     for r in results {
         r.context("populating the LIST namespace")?;
     }
+    eprintln!(
+        "  creating the benchmark CRD and {} custom resources in {LIST_NS}…",
+        args.list_size
+    );
+    install_crd(&systems.skein).await?;
+    let results: Vec<anyhow::Result<Bytes>> = futures::stream::iter(0..args.list_size)
+        .map(|n| {
+            let client = systems.skein.clone();
+            async move {
+                let name = format!("c-{n:05}");
+                client
+                    .expect(
+                        201,
+                        Method::POST,
+                        &custom::collection(LIST_NS),
+                        Some(("application/json", custom::object(LIST_NS, &name))),
+                    )
+                    .await
+            }
+        })
+        .buffer_unordered(16)
+        .collect()
+        .await;
+    for r in results {
+        r.context("populating the custom resources")?;
+    }
 
     // Sizes and protocols, once.
     let get_reply = systems
@@ -404,9 +521,18 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             None,
         )
         .await?;
+    let cr_reply = systems
+        .skein
+        .send(
+            Method::GET,
+            &format!("{}/c-00000", custom::collection(LIST_NS)),
+            None,
+        )
+        .await?;
     let bare_reply = systems.bare.send(Method::GET, bare::PATH, None).await?;
     for (what, reply) in [
         ("GET", &get_reply),
+        ("GET custom resource", &cr_reply),
         ("LIST", &list_reply),
         ("bare GET", &bare_reply),
     ] {
@@ -462,6 +588,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let acknowledged = systems.created.load(Ordering::Relaxed);
     let stored = count_secrets(&systems.skein, CREATE_NS).await?;
     let listed = count_secrets(&systems.skein, LIST_NS).await?;
+    let cr_acknowledged = systems.cr_created.load(Ordering::Relaxed);
+    let cr_stored = count(&systems.skein, &custom::collection(CREATE_NS)).await?;
     store.close().await;
     let backend = skein.backend();
     drop(bare_server);
@@ -511,10 +639,13 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         "sizes",
         format!(
             "Secret JSON sent {sent_bytes} B; GET response {} B; LIST response {} B ({} items); \
-             bare body {} B; storage values {STORAGE_VALUE_BYTES} B",
+             custom resource JSON sent {} B, GET response {} B; bare body {} B; storage values \
+             {STORAGE_VALUE_BYTES} B",
             get_reply.body.len(),
             list_reply.body.len(),
             args.list_size,
+            custom::object(CREATE_NS, "c-r0-00-0000").len(),
+            cr_reply.body.len(),
             bare_reply.body.len()
         ),
     ));
@@ -540,6 +671,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 args.list_size
             ),
             Measure::Create => format!("{} creates acknowledged (with warm-up)", acknowledged),
+            Measure::CrCreate => {
+                format!("{cr_acknowledged} creates acknowledged (with warm-up)")
+            }
             _ => String::new(),
         };
         let _ = writeln!(
@@ -584,6 +718,33 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         );
     }
 
+    for (what, secret_what, target, name) in [
+        (
+            Measure::CrCreate,
+            Measure::Create,
+            CR_CREATE_VS_SECRET_TARGET,
+            "custom resource CREATE / Secret CREATE",
+        ),
+        (
+            Measure::CrGet,
+            Measure::Get,
+            CR_GET_VS_SECRET_TARGET,
+            "custom resource GET / Secret GET",
+        ),
+    ] {
+        if both(what, secret_what) {
+            let (cr, secret) = (cell(what), cell(secret_what));
+            let ratio = cr.rate() / secret.rate();
+            let _ = writeln!(
+                w,
+                "| {name} | {ratio:.2}× | ≥ {target:.1}× | {} |",
+                verdict(ratio, target, &[cr, secret])
+            );
+        } else {
+            let _ = writeln!(w, "| {name} | not measured (--only) | ≥ {target:.1}× | — |");
+        }
+    }
+
     let bare_create = cell(Measure::BareCreate);
     if both(Measure::BareCreate, Measure::StorageCreate)
         && both(Measure::Create, Measure::BareCreate)
@@ -607,6 +768,13 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         "- {CREATE_NS}: the server lists {stored} Secrets; the client saw {acknowledged} creates \
          acknowledged with 201: {}.",
         if count_ok { "equal" } else { "MISMATCH" }
+    );
+    let cr_count_ok = cr_stored as u64 == cr_acknowledged;
+    let _ = writeln!(
+        w,
+        "- {CREATE_NS}: the server lists {cr_stored} custom resources; the client saw \
+         {cr_acknowledged} creates acknowledged with 201: {}.",
+        if cr_count_ok { "equal" } else { "MISMATCH" }
     );
     let _ = writeln!(
         w,
@@ -643,6 +811,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     anyhow::ensure!(
         count_ok,
         "the server holds {stored} created Secrets, the client saw {acknowledged}"
+    );
+    anyhow::ensure!(
+        cr_count_ok,
+        "the server holds {cr_stored} created custom resources, the client saw {cr_acknowledged}"
     );
     anyhow::ensure!(listed == args.list_size, "{LIST_NS} holds {listed} Secrets");
     Ok(())

@@ -6,7 +6,8 @@
 //!
 //! - `bench storage`: the storage backends against raw etcd.
 //! - `bench api`: GET/LIST/CREATE of Secrets over HTTPS against a real
-//!   `skein serve`, beside a bare axum/rustls server and the storage layer.
+//!   `skein serve`, beside a bare axum/rustls server and the storage layer,
+//!   and GET/CREATE of a custom resource with CEL rules beside the Secrets.
 //! - `bench patch`: PUT vs strategic-merge-patch vs server-side apply of
 //!   Deployments against a real `skein serve`.
 
@@ -19,6 +20,7 @@ mod api;
 mod bare;
 mod client;
 mod cluster;
+mod custom;
 mod measure;
 mod patch;
 mod report;
