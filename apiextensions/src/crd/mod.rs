@@ -18,6 +18,7 @@
 mod approval;
 mod columns;
 mod conversion;
+mod default_values;
 mod defaults;
 mod field_path;
 mod json;
@@ -169,7 +170,7 @@ fn update_options(old: &Value) -> Options {
         require_open_api_schema: all_versions_have_schema,
         require_valid_property_type: !any(&invalid_type),
         require_structural_schema: !non_structural,
-        require_pruned_defaults: true,
+        require_pruned_defaults: !o.schemas().any(default_values::has_unpruned_defaults),
         require_atomic_set_type: !any(&non_atomic_set),
         require_map_list_keys_map_set_validation: !any(&bad_map_list),
         allow_invalid_ca_bundle: !established || old_ca_bundle_invalid(o.conversion),

@@ -17,9 +17,7 @@ pub(crate) struct Options {
     pub require_valid_property_type: bool,
     /// Schemas must be structural.
     pub require_structural_schema: bool,
-    /// Defaults must survive pruning unchanged (read once defaults are
-    /// validated, see `validation.rs`).
-    #[allow(dead_code)]
+    /// Defaults must survive pruning unchanged.
     pub require_pruned_defaults: bool,
     /// Items of `x-kubernetes-list-type: set` lists must be atomic.
     pub require_atomic_set_type: bool,

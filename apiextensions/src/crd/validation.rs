@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 use skein_admission::{Cause, render_value};
 
+use super::default_values;
 use super::json::{non_zero, obj, present};
 use super::options::Options;
 use super::path::child;
@@ -157,10 +158,13 @@ pub(crate) fn validate_validation(
         } else {
             let errs = structural::validate_structural(schema, &schema_path);
             if errs.is_empty() {
-                // TODO(defaults): upstream `ValidateDefaults` (each default
-                // must validate against, and survive pruning by, its schema)
-                // once `crate::schema::Structural` can validate under a path prefix.
-                structural_ok = true;
+                let defaults = default_values::validate_defaults(
+                    schema,
+                    &schema_path,
+                    opts.require_pruned_defaults,
+                );
+                structural_ok = defaults.is_empty();
+                out.extend(defaults);
             }
             out.extend(errs);
         }
