@@ -155,7 +155,28 @@ pub fn group_camel(group: &str) -> String {
         return "Core".to_owned();
     }
     let trimmed = group.strip_suffix(".k8s.io").unwrap_or(group);
-    trimmed.split('.').map(capitalize).collect()
+    valid_operation_id(trimmed)
+}
+
+/// Upstream's `ToValidOperationID(s, true)`: letters and `_` kept (digits
+/// too, except first), each run of other characters dropped and the next
+/// kept character upper-cased (`cert-manager.io` → `CertManagerIo`).
+fn valid_operation_id(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut upper = true;
+    for (i, c) in s.chars().enumerate() {
+        if c.is_alphabetic() || c == '_' || (i != 0 && c.is_numeric()) {
+            if upper {
+                out.extend(c.to_uppercase());
+                upper = false;
+            } else {
+                out.push(c);
+            }
+        } else {
+            upper = true;
+        }
+    }
+    out
 }
 
 /// The tag of every operation: `apps_v1`, `rbacAuthorization_v1`, `core_v1`.
@@ -677,6 +698,9 @@ mod tests {
         );
         assert_eq!(tag("", "v1"), "core_v1");
         assert_eq!(tag("apps", "v1"), "apps_v1");
+        assert_eq!(group_camel("cert-manager.io"), "CertManagerIo");
+        assert_eq!(tag("stable.example.com", "v1"), "stableExampleCom_v1");
+        assert_eq!(group_camel("x9.a_b.io"), "X9A_bIo");
     }
 
     #[test]
