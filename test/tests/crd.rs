@@ -587,10 +587,15 @@ async fn a_crd_with_two_versions_is_served_like_a_built_in() {
                 r#"{"status":{"lastScheduleTime":"yesterday"}}"#,
             ],
         );
+        // A type error is blocking: the CEL rules are skipped, which adds a
+        // second cause, so kubectl prints a list.
         assert_eq!(
             out,
-            "The CronTab \"nightly\" is invalid: status.lastScheduleTime: Invalid value: \
-             \"yesterday\": lastScheduleTime in body must be of type date-time: \"yesterday\"\n"
+            format!(
+                "The CronTab \"nightly\" is invalid: \n* status.lastScheduleTime: Invalid value: \
+                 \"yesterday\": lastScheduleTime in body must be of type date-time: \
+                 \"yesterday\"\n* {CEL_SKIPPED}\n"
+            )
         );
 
         // Watch with kubectl: a new object shows up.
