@@ -12,9 +12,10 @@
 //!   same column names, types, formats, priorities and descriptions, same
 //!   cell strings and JSON types (counts are JSON integers). Rows are always
 //!   the wide form — kube-apiserver converts with `Wide: true` and kubectl
-//!   drops priority-1 columns itself. Every other kind, custom resources
-//!   included, gets the default table (`registry/rest/table.go`): `Name`,
-//!   `Created At`.
+//!   drops priority-1 columns itself. Every other built-in kind gets the
+//!   default table (`registry/rest/table.go`): `Name`, `Created At`.
+//!   Custom resources are printed from their CRD version's
+//!   `additionalPrinterColumns` by [`CustomColumns`] (see `custom`).
 //! - **Ages** are computed against the caller's `now`
 //!   (`duration.HumanDuration`, see `age`).
 //! - **Never panics.** Missing, `null` or mistyped fields print as the Go
@@ -65,6 +66,7 @@
 
 mod age;
 mod column;
+mod custom;
 mod descriptions;
 mod fields;
 mod labels;
@@ -79,6 +81,7 @@ use serde_json::{Map, Value, json};
 use time::OffsetDateTime;
 
 pub use column::Column;
+pub use custom::{CustomColumns, custom_object_table, custom_table};
 pub use printer::{DEFAULT_PRINTER, Printer, printer};
 
 /// `apiVersion` of the Tables (and `PartialObjectMetadata`) produced.
@@ -130,19 +133,7 @@ pub fn table(
     include: IncludeObject,
     now: OffsetDateTime,
 ) -> Value {
-    let mut metadata = Map::new();
-    if !list_meta.resource_version.is_empty() {
-        metadata.insert(
-            "resourceVersion".into(),
-            list_meta.resource_version.clone().into(),
-        );
-    }
-    if !list_meta.continue_token.is_empty() {
-        metadata.insert("continue".into(), list_meta.continue_token.clone().into());
-    }
-    if let Some(count) = list_meta.remaining_item_count {
-        metadata.insert("remainingItemCount".into(), count.into());
-    }
+    let metadata = list_metadata(list_meta);
     let p = printer(group, kind);
     let mut ordered: Vec<&Value> = objects.iter().collect();
     let group = if group == "core" { "" } else { group };
@@ -156,6 +147,50 @@ pub fn table(
         Value::Array(rows)
     };
     assemble(metadata, columns(p, true), rows)
+}
+
+/// A list Table's `metadata`: the list's `resourceVersion`, `continue`
+/// and `remainingItemCount`, each omitted when unset.
+fn list_metadata(list_meta: &ListMeta) -> Map<String, Value> {
+    let mut metadata = Map::new();
+    if !list_meta.resource_version.is_empty() {
+        metadata.insert(
+            "resourceVersion".into(),
+            list_meta.resource_version.clone().into(),
+        );
+    }
+    if !list_meta.continue_token.is_empty() {
+        metadata.insert("continue".into(), list_meta.continue_token.clone().into());
+    }
+    if let Some(count) = list_meta.remaining_item_count {
+        metadata.insert("remainingItemCount".into(), count.into());
+    }
+    metadata
+}
+
+/// What prints the rows of a Table: a built-in kind's [`Printer`] or a
+/// CRD version's [`CustomColumns`].
+trait Rows {
+    /// The column definitions, in cell order.
+    fn column_defs(&self) -> &[Column];
+    /// The cells of `object`'s row at `now`.
+    fn cells(&self, object: &Value, now: OffsetDateTime) -> Vec<Value>;
+    /// The row's `conditions`.
+    fn conditions(&self, object: &Value) -> Vec<Value>;
+}
+
+impl Rows for Printer {
+    fn column_defs(&self) -> &[Column] {
+        self.columns()
+    }
+
+    fn cells(&self, object: &Value, now: OffsetDateTime) -> Vec<Value> {
+        self.row(object, now)
+    }
+
+    fn conditions(&self, object: &Value) -> Vec<Value> {
+        Printer::conditions(self, object)
+    }
 }
 
 /// The Table for a GET of one object: one row, the object's
@@ -173,16 +208,33 @@ pub fn object_table(
 /// Per-watch state for Table-encoded watch events.
 #[derive(Debug)]
 pub struct WatchTables {
-    printer: &'static Printer,
+    printer: WatchPrinter,
     include: IncludeObject,
     headers_sent: bool,
+}
+
+/// The printer a watch holds: a built-in kind's, or a CRD version's
+/// (shared with the resource table that built it).
+#[derive(Debug)]
+enum WatchPrinter {
+    Builtin(&'static Printer),
+    Custom(std::sync::Arc<CustomColumns>),
+}
+
+impl WatchPrinter {
+    fn rows(&self) -> &dyn Rows {
+        match self {
+            Self::Builtin(p) => *p,
+            Self::Custom(c) => c.as_ref(),
+        }
+    }
 }
 
 impl WatchTables {
     /// State for one watch of `kind` objects.
     pub fn new(group: &str, kind: &str, include: IncludeObject) -> Self {
         Self {
-            printer: printer(group, kind),
+            printer: WatchPrinter::Builtin(printer(group, kind)),
             include,
             headers_sent: false,
         }
@@ -197,7 +249,7 @@ impl WatchTables {
         if is_status(object) {
             return object.clone();
         }
-        single(self.printer, object, self.include, headers, now)
+        single(self.printer.rows(), object, self.include, headers, now)
     }
 }
 
@@ -207,7 +259,7 @@ fn is_status(object: &Value) -> bool {
 }
 
 fn single(
-    p: &Printer,
+    p: &dyn Rows,
     object: &Value,
     include: IncludeObject,
     headers: bool,
@@ -223,11 +275,11 @@ fn single(
 }
 
 /// `columnDefinitions`: the printer's columns, or `null` without headers.
-fn columns(p: &Printer, headers: bool) -> Value {
+fn columns(p: &dyn Rows, headers: bool) -> Value {
     if !headers {
         return Value::Null;
     }
-    serde_json::to_value(p.columns()).unwrap_or(Value::Null)
+    serde_json::to_value(p.column_defs()).unwrap_or(Value::Null)
 }
 
 fn assemble(metadata: Map<String, Value>, columns: Value, rows: Value) -> Value {
@@ -240,9 +292,9 @@ fn assemble(metadata: Map<String, Value>, columns: Value, rows: Value) -> Value 
     })
 }
 
-fn row(p: &Printer, object: &Value, include: IncludeObject, now: OffsetDateTime) -> Value {
+fn row(p: &dyn Rows, object: &Value, include: IncludeObject, now: OffsetDateTime) -> Value {
     let mut row = Map::new();
-    row.insert("cells".into(), Value::Array(p.row(object, now)));
+    row.insert("cells".into(), Value::Array(p.cells(object, now)));
     let conditions = p.conditions(object);
     if !conditions.is_empty() {
         row.insert("conditions".into(), Value::Array(conditions));
