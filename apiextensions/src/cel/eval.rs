@@ -185,14 +185,14 @@ fn evaluate(
     path: &str,
     out: &mut Outcome,
 ) {
-    let type_value = Value::from(node.type_name.as_str());
-    let here = field_of(path, None);
+    // Built only when a rule fails.
+    let type_value = || Value::from(node.type_name.as_str());
     let env = match env::env() {
         Ok(env) => env,
         Err(e) => {
             out.causes.push(Cause::invalid(
-                here,
-                &type_value,
+                field_of(path, None),
+                &type_value(),
                 format!("rule compiler initialization error: {e}"),
             ));
             return;
@@ -234,10 +234,10 @@ fn evaluate(
                     None => rule.message_or_default(),
                 };
                 let cause = match rule.reason {
-                    Reason::Invalid => Cause::invalid(at, &type_value, message),
+                    Reason::Invalid => Cause::invalid(at, &type_value(), message),
                     Reason::Forbidden => Cause::forbidden(at, message),
                     Reason::Required => Cause::required(at, message),
-                    Reason::Duplicate => Cause::duplicate(at, &type_value),
+                    Reason::Duplicate => Cause::duplicate(at, &type_value()),
                 };
                 if !rule.uses_old_self && ratchet.unchanged() {
                     out.warnings.push(cause.to_string());
@@ -245,9 +245,12 @@ fn evaluate(
                     out.causes.push(cause);
                 }
             }
-            Err(error) => out
-                .causes
-                .push(runtime_cause(&here, &type_value, rule, &error)),
+            Err(error) => out.causes.push(runtime_cause(
+                &field_of(path, None),
+                &type_value(),
+                rule,
+                &error,
+            )),
         }
     }
 }

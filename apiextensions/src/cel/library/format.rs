@@ -4,7 +4,7 @@
 /// Standard base64 (with padding, as Go's `strfmt.Base64`), or `None`.
 pub(crate) fn base64_decode(s: &str) -> Option<Vec<u8>> {
     let bytes = s.as_bytes();
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return None;
     }
     let mut out = Vec::with_capacity(bytes.len() / 4 * 3);

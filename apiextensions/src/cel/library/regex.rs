@@ -1,4 +1,4 @@
-//! The Kubernetes regex library: `s.find(re)` (the first match, or `""`),
+//! CEL's `matches` and the Kubernetes regex library: `s.find(re)` (the first match, or `""`),
 //! `s.findAll(re)` and `s.findAll(re, n)`. Compiled patterns are cached
 //! (a bounded map), as rules use a handful of literal patterns.
 
@@ -39,6 +39,28 @@ pub(crate) fn compiled(function: &str, pattern: &str) -> Result<Arc<Regex>, Exec
 }
 
 pub(crate) fn register(env: &mut Env) -> Result<(), DeclarationError> {
+    // CEL's `matches`, with the compiled-pattern cache. The `cel` crate's
+    // own (its `regex` feature, off here) compiles the pattern on every
+    // call; if another crate turns that feature on, its overload stays.
+    let member = env.add_member_overload(
+        "matches",
+        "matches_string",
+        STRING_TYPE,
+        vec![STRING_TYPE],
+        matches,
+    );
+    let global = env.add_overload(
+        "matches",
+        "matches",
+        vec![STRING_TYPE, STRING_TYPE],
+        matches,
+    );
+    for result in [member, global] {
+        match result {
+            Ok(()) | Err(DeclarationError::DuplicateOverload { .. }) => {}
+            Err(other) => return Err(other),
+        }
+    }
     env.add_member_overload(
         "find",
         "string_find_string",
@@ -61,6 +83,11 @@ pub(crate) fn register(env: &mut Env) -> Result<(), DeclarationError> {
         find_all_n,
     )?;
     Ok(())
+}
+
+fn matches<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Ret<'b, 'v> {
+    let (s, pattern) = (str_arg(&args, 0)?, str_arg(&args, 1)?);
+    super::boolean(compiled("matches", pattern)?.is_match(s))
 }
 
 fn find<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Ret<'b, 'v> {

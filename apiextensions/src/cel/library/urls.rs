@@ -41,7 +41,7 @@ impl Url {
         if raw.bytes().any(|b| b < 0x20 || b == 0x7f) {
             return Err(err("net/url: invalid control character in URL"));
         }
-        let (scheme, rest) = split_scheme(raw).map_err(|e| err(e))?;
+        let (scheme, rest) = split_scheme(raw).map_err(&err)?;
         let (rest, query) = match rest.split_once('?') {
             Some((r, q)) => (r, q.to_owned()),
             None => (rest, String::new()),
