@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 /// The formats apiextensions v1.33 keeps (normalized names).
-const SUPPORTED: [&str; 25] = [
+const SUPPORTED: [&str; 24] = [
     "bsonobjectid",
     "uri",
     "email",
@@ -37,18 +37,20 @@ const SUPPORTED: [&str; 25] = [
     "date",
     "duration",
     "datetime",
-    // kube-openapi's registry name of `date-time` is `datetime` too.
-    "datetime",
 ];
 
-fn normalize(name: &str) -> String {
-    name.replace('-', "")
+fn normalize(name: &str) -> std::borrow::Cow<'_, str> {
+    if name.contains('-') {
+        std::borrow::Cow::Owned(name.replace('-', ""))
+    } else {
+        std::borrow::Cow::Borrowed(name)
+    }
 }
 
 /// Whether apiextensions keeps `format` (else it is stripped).
 pub(crate) fn supported(format: &str) -> bool {
     let n = normalize(format);
-    SUPPORTED.contains(&n.as_str())
+    SUPPORTED.contains(&n.as_ref())
 }
 
 fn rx(pattern: &str) -> Option<Regex> {
@@ -91,16 +93,10 @@ static DATE_TIME_TAIL: LazyLock<Option<Regex>> = LazyLock::new(|| {
 static SCALA_DURATION: LazyLock<Option<Regex>> =
     LazyLock::new(|| rx(r"([0-9]+)[\t\n\f\r ]*([A-Za-zµ]+)"));
 
-/// Whether kube-openapi's registry validates `format` at all (it is
-/// supported and registered).
-pub(crate) fn known(format: &str) -> bool {
-    supported(format)
-}
-
 /// Whether `s` is valid for `format` (a supported format; unknown formats
 /// accept everything).
 pub(crate) fn valid(format: &str, s: &str) -> bool {
-    match normalize(format).as_str() {
+    match normalize(format).as_ref() {
         "bsonobjectid" => s.len() == 24 && s.bytes().all(|b| b.is_ascii_hexdigit()),
         "uri" => request_uri(s),
         "email" => email(s),

@@ -11,34 +11,25 @@ use skein_admission::Cause;
 
 use super::gofmt;
 use super::node::Node;
-
-fn child(path: &str, k: &str) -> String {
-    if path.is_empty() {
-        k.to_owned()
-    } else {
-        format!("{path}.{k}")
-    }
-}
+use super::path::{Path, Style};
 
 /// `ValidateListSetsAndMaps(nil, s, obj)`.
-pub(crate) fn validate(s: &Node, obj: &Map<String, Value>, path: &str, out: &mut Vec<Cause>) {
-    let mut keys: Vec<&String> = obj.keys().collect();
-    keys.sort();
+pub(crate) fn validate(s: &Node, obj: &Map<String, Value>, path: &Path<'_>, out: &mut Vec<Cause>) {
     if let Some(extra) = s.additional_schema() {
-        for k in &keys {
-            if let Some(v) = obj.get(*k) {
-                value(extra, v, &format!("{path}[{k}]"), out);
+        for (k, v) in obj {
+            value(extra, v, &Path::Extra(path, k), out);
+        }
+    }
+    if !s.properties.is_empty() {
+        for (k, v) in obj {
+            if let Some(sub) = s.properties.get(k) {
+                value(sub, v, &Path::Prop(path, k), out);
             }
         }
     }
-    for k in &keys {
-        if let (Some(sub), Some(v)) = (s.properties.get(*k), obj.get(*k)) {
-            value(sub, v, &child(path, k), out);
-        }
-    }
 }
 
-fn value(s: &Node, v: &Value, path: &str, out: &mut Vec<Cause>) {
+fn value(s: &Node, v: &Value, path: &Path<'_>, out: &mut Vec<Cause>) {
     match v {
         Value::Array(items) => array(s, items, path, out),
         Value::Object(map) => validate(s, map, path, out),
@@ -46,11 +37,11 @@ fn value(s: &Node, v: &Value, path: &str, out: &mut Vec<Cause>) {
     }
 }
 
-fn array(s: &Node, items: &[Value], path: &str, out: &mut Vec<Cause>) {
+fn array(s: &Node, items: &[Value], path: &Path<'_>, out: &mut Vec<Cause>) {
     match s.list_type.as_deref() {
-        Some("set") => {
+        Some("set") if items.len() > 1 => {
             for i in repeated(items.iter().map(identity)) {
-                out.push(duplicate(&format!("{path}[{i}]"), &items[i]));
+                out.push(duplicate(&Path::Index(path, i), &items[i]));
             }
         }
         Some("map") => map_list(s, items, path, out),
@@ -58,7 +49,7 @@ fn array(s: &Node, items: &[Value], path: &str, out: &mut Vec<Cause>) {
     }
     if let Some(item) = s.items.as_deref() {
         for (i, v) in items.iter().enumerate() {
-            value(item, v, &format!("{path}[{i}]"), out);
+            value(item, v, &Path::Index(path, i), out);
         }
     }
 }
@@ -92,16 +83,16 @@ fn repeated(ids: impl Iterator<Item = String>) -> Vec<usize> {
     out
 }
 
-fn duplicate(path: &str, v: &Value) -> Cause {
-    Cause::duplicate_rendered(path, &gofmt::error_value(Some(v)))
+fn duplicate(path: &Path<'_>, v: &Value) -> Cause {
+    Cause::duplicate_rendered(path.render(Style::Field), &gofmt::error_value(Some(v)))
 }
 
 /// `validateListMap`.
-fn map_list(s: &Node, items: &[Value], path: &str, out: &mut Vec<Cause>) {
+fn map_list(s: &Node, items: &[Value], path: &Path<'_>, out: &mut Vec<Cause>) {
     for (i, x) in items.iter().enumerate() {
         if !x.is_null() && !x.is_object() {
             out.push(Cause::invalid_rendered(
-                format!("{path}[{i}]"),
+                Path::Index(path, i).render(Style::Field),
                 &gofmt::error_value(Some(x)),
                 "must be an object for an array of list-type map",
             ));
@@ -135,7 +126,7 @@ fn map_list(s: &Node, items: &[Value], path: &str, out: &mut Vec<Cause>) {
     });
     for i in repeated(ids) {
         out.push(duplicate(
-            &format!("{path}[{i}]"),
+            &Path::Index(path, i),
             &Value::Object(keys[i].clone()),
         ));
     }
@@ -150,7 +141,7 @@ mod tests {
     fn run(schema: Value, obj: Value) -> Vec<String> {
         let s = Node::parse(&schema, "s", 0).unwrap();
         let mut out = Vec::new();
-        validate(&s, obj.as_object().unwrap(), "", &mut out);
+        validate(&s, obj.as_object().unwrap(), &Path::Root, &mut out);
         out.iter().map(ToString::to_string).collect()
     }
 

@@ -24,6 +24,7 @@ mod gofmt;
 mod list_type;
 mod node;
 mod object_meta;
+mod path;
 mod pattern;
 mod prune;
 mod validator;
@@ -123,7 +124,8 @@ impl Structural {
         let root = &self.root;
         paths.extend(prune::prune_root(root, obj));
         prune::prune_nulls(obj, Some(root));
-        let mut embedded = object_meta::coerce_embedded(obj, root, "");
+        let mut embedded = Vec::new();
+        object_meta::coerce_embedded(obj, root, &path::Path::Root, &mut embedded);
         embedded.sort();
         paths.extend(embedded);
         paths
@@ -179,7 +181,7 @@ impl Structural {
             (self.root.properties.get("status"), new.get("status"))
         {
             out.extend(
-                validator::validate(schema, status, "", old.get("status"), true)
+                validator::validate(schema, status, &path::Path::Root, old.get("status"), true)
                     .errors
                     .iter()
                     .map(|f| f.to_cause_under(Some("status"))),
@@ -194,7 +196,7 @@ impl Structural {
     }
 
     fn schema_causes(&self, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
-        validator::validate(&self.root, obj, "", old, true)
+        validator::validate(&self.root, obj, &path::Path::Root, old, true)
             .errors
             .iter()
             .map(failure::Failure::to_cause)
@@ -202,12 +204,12 @@ impl Structural {
     }
 
     fn embedded_causes(&self, obj: &Value, out: &mut Vec<Cause>) {
-        object_meta::validate(obj, &self.root, "", out);
+        object_meta::validate(obj, &self.root, &path::Path::Root, out);
     }
 
     fn list_causes(&self, obj: &Value, out: &mut Vec<Cause>) {
         if let Value::Object(map) = obj {
-            list_type::validate(&self.root, map, "", out);
+            list_type::validate(&self.root, map, &path::Path::Root, out);
         }
     }
 }

@@ -10,6 +10,7 @@ use skein_admission::{Cause, names};
 
 use super::gofmt;
 use super::node::Node;
+use super::path::{Path, Style};
 
 /// `ObjectMeta`'s JSON fields (apimachinery v1.33).
 const OBJECT_META: [&str; 15] = [
@@ -120,56 +121,51 @@ fn is_empty(k: &str, v: &Value) -> bool {
 
 /// `Coerce(nil, obj, s, false, ...)`: the metadata of every embedded
 /// resource below the root. Returns unknown-field paths.
-pub(crate) fn coerce_embedded(x: &mut Value, s: &Node, path: &str) -> Vec<String> {
-    let mut paths = Vec::new();
+pub(crate) fn coerce_embedded(x: &mut Value, s: &Node, path: &Path<'_>, paths: &mut Vec<String>) {
     match x {
         Value::Object(map) => {
             if s.embedded {
-                paths.extend(coerce_metadata(map, path));
+                paths.extend(coerce_metadata(map, &path.render(Style::Field)));
             }
             for (k, v) in map.iter_mut() {
                 if let Some(prop) = s.properties.get(k) {
-                    paths.extend(coerce_embedded(v, prop, &child(path, k)));
+                    coerce_embedded(v, prop, &Path::Prop(path, k), paths);
                 } else if let Some(extra) = s.additional_schema() {
-                    paths.extend(coerce_embedded(v, extra, &format!("{path}[{k}]")));
+                    coerce_embedded(v, extra, &Path::Extra(path, k), paths);
                 }
             }
         }
         Value::Array(items) => {
             if let Some(item) = s.items.as_deref() {
                 for (i, v) in items.iter_mut().enumerate() {
-                    paths.extend(coerce_embedded(v, item, &format!("{path}[{i}]")));
+                    coerce_embedded(v, item, &Path::Index(path, i), paths);
                 }
             }
         }
         _ => {}
     }
-    paths
 }
 
 /// `objectmeta.Validate(nil, obj, s, false)`: every embedded resource below
 /// the root has a valid `apiVersion`, `kind` and `metadata`.
-pub(crate) fn validate(x: &Value, s: &Node, path: &str, out: &mut Vec<Cause>) {
+pub(crate) fn validate(x: &Value, s: &Node, path: &Path<'_>, out: &mut Vec<Cause>) {
     match x {
         Value::Object(map) => {
             if s.embedded {
-                validate_embedded(map, path, out);
+                validate_embedded(map, &path.render(Style::Field), out);
             }
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            for k in keys {
-                let Some(v) = map.get(k) else { continue };
+            for (k, v) in map {
                 if let Some(prop) = s.properties.get(k) {
-                    validate(v, prop, &child(path, k), out);
+                    validate(v, prop, &Path::Prop(path, k), out);
                 } else if let Some(extra) = s.additional_schema() {
-                    validate(v, extra, &format!("{path}[{k}]"), out);
+                    validate(v, extra, &Path::Extra(path, k), out);
                 }
             }
         }
         Value::Array(items) => {
             if let Some(item) = s.items.as_deref() {
                 for (i, v) in items.iter().enumerate() {
-                    validate(v, item, &format!("{path}[{i}]"), out);
+                    validate(v, item, &Path::Index(path, i), out);
                 }
             }
         }
@@ -451,7 +447,7 @@ mod tests {
         validate(
             &json!({"t": {"kind": "in valid", "metadata": {"name": "a/b", "labels": {"x": "-"}}}}),
             &s,
-            "",
+            &Path::Root,
             &mut out,
         );
         let got: Vec<String> = out.iter().map(ToString::to_string).collect();

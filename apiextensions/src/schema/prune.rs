@@ -13,6 +13,7 @@
 use serde_json::{Map, Value};
 
 use super::node::Node;
+use super::path::{Path, Style};
 
 /// The fields every resource (and embedded resource) keeps regardless of
 /// its schema.
@@ -34,7 +35,7 @@ pub(crate) fn prune_value(node: &Node, value: &mut Value) {
 fn prune_with(node: &Node, value: &mut Value, embedded: bool) -> Vec<String> {
     let mut paths = Vec::new();
     let mut walker = Pruner { paths: &mut paths };
-    walker.prune(value, Some(node), String::new(), embedded);
+    walker.prune(value, Some(node), &Path::Root, embedded);
     paths.sort();
     paths
 }
@@ -51,10 +52,15 @@ fn join(parent: &str, key: &str) -> String {
     }
 }
 
+/// The unknown-field spelling of the field `k` under `path`.
+fn field_path(path: &Path<'_>, k: &str) -> String {
+    Path::Prop(path, k).render(Style::Pruning)
+}
+
 impl Pruner<'_> {
     /// `prune(x, s)`; `embedded` is `s.XEmbeddedResource` (forced at the
     /// root).
-    fn prune(&mut self, x: &mut Value, s: Option<&Node>, path: String, embedded: bool) {
+    fn prune(&mut self, x: &mut Value, s: Option<&Node>, path: &Path<'_>, embedded: bool) {
         if let Some(s) = s
             && s.preserve_unknown
         {
@@ -65,20 +71,20 @@ impl Pruner<'_> {
             Value::Object(map) => {
                 let Some(s) = s else {
                     for k in map.keys() {
-                        self.paths.push(join(&path, k));
+                        self.paths.push(field_path(path, k));
                     }
                     map.clear();
                     return;
                 };
-                self.prune_object(map, s, &path, embedded, false);
+                self.prune_object(map, s, path, embedded, false);
             }
             Value::Array(items) => match s {
-                None => self.prune_unschemaed(items, &path),
+                None => self.prune_unschemaed(items, path),
                 Some(s) => {
                     for (i, v) in items.iter_mut().enumerate() {
                         let item = s.items.as_deref();
                         let embedded = item.is_some_and(|n| n.embedded);
-                        self.prune(v, item, format!("{path}[{i}]"), embedded);
+                        self.prune(v, item, &Path::Index(path, i), embedded);
                     }
                 }
             },
@@ -91,7 +97,7 @@ impl Pruner<'_> {
         &mut self,
         map: &mut Map<String, Value>,
         s: &Node,
-        path: &str,
+        path: &Path<'_>,
         embedded: bool,
         keep_unknown: bool,
     ) {
@@ -101,13 +107,18 @@ impl Pruner<'_> {
                 continue;
             }
             if let Some(prop) = s.properties.get(k) {
-                self.prune(v, Some(prop), join(path, k), prop.embedded);
+                self.prune(v, Some(prop), &Path::Prop(path, k), prop.embedded);
             } else if s.has_additional() {
                 let sub = s.additional_schema();
-                self.prune(v, sub, join(path, k), sub.is_some_and(|n| n.embedded));
+                self.prune(
+                    v,
+                    sub,
+                    &Path::Extra(path, k),
+                    sub.is_some_and(|n| n.embedded),
+                );
             } else if !keep_unknown {
-                if !META_FIELDS.contains(&k.as_str()) || !path.is_empty() {
-                    self.paths.push(join(path, k));
+                if !META_FIELDS.contains(&k.as_str()) || !path.is_root() {
+                    self.paths.push(field_path(path, k));
                 }
                 unknown.push(k.clone());
             }
@@ -119,13 +130,13 @@ impl Pruner<'_> {
 
     /// `skipPrune`: under `x-kubernetes-preserve-unknown-fields`, known
     /// fields are still pruned by their schemas.
-    fn skip_prune(&mut self, x: &mut Value, s: &Node, path: String, embedded: bool) {
+    fn skip_prune(&mut self, x: &mut Value, s: &Node, path: &Path<'_>, embedded: bool) {
         match x {
-            Value::Object(map) => self.prune_object(map, s, &path, embedded, true),
+            Value::Object(map) => self.prune_object(map, s, path, embedded, true),
             Value::Array(items) => {
                 if let Some(item) = s.items.as_deref() {
                     for (i, v) in items.iter_mut().enumerate() {
-                        self.skip_prune(v, item, format!("{path}[{i}]"), item.embedded);
+                        self.skip_prune(v, item, &Path::Index(path, i), item.embedded);
                     }
                 }
             }
@@ -135,7 +146,11 @@ impl Pruner<'_> {
 
     /// `prune(x, nil)` on a list: every object inside, however deep, loses
     /// all its fields.
-    fn prune_unschemaed(&mut self, items: &mut [Value], path: &str) {
+    fn prune_unschemaed(&mut self, items: &mut [Value], path: &Path<'_>) {
+        if !items.iter().any(|v| v.is_object() || v.is_array()) {
+            return;
+        }
+        let path = path.render(Style::Pruning);
         let mut stack: Vec<(&mut Value, String)> = items
             .iter_mut()
             .enumerate()

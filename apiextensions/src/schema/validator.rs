@@ -16,6 +16,29 @@ use super::failure::{Failure, Kind, Outcome};
 use super::format;
 use super::gofmt::{self, GoNumber};
 use super::node::{Additional, Node};
+use super::path::Path;
+
+/// A [`Path`] rendered (kube-openapi style) the first time an error needs
+/// it.
+pub(crate) struct Name<'a> {
+    /// The location.
+    pub at: &'a Path<'a>,
+    text: std::cell::OnceCell<String>,
+}
+
+impl<'a> Name<'a> {
+    fn new(at: &'a Path<'a>) -> Name<'a> {
+        Name {
+            at,
+            text: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The kube-openapi spelling.
+    fn get(&self) -> &str {
+        self.text.get_or_init(|| self.at.openapi())
+    }
+}
 
 /// Validates `data` against `node` at kube-openapi path `path`; `old` is the
 /// correlated old value when ratcheting (`None`: no ratcheting here), and
@@ -24,11 +47,12 @@ use super::node::{Additional, Node};
 pub(crate) fn validate(
     node: &Node,
     data: &Value,
-    path: &str,
+    at: &Path<'_>,
     old: Option<&Value>,
     ratchets: bool,
 ) -> Outcome {
     let mut res = Outcome::default();
+    let path = &Name::new(at);
     if data.is_null() {
         type_check(node, data, path, &mut res);
         enum_check(node, data, path, &mut res);
@@ -42,8 +66,10 @@ pub(crate) fn validate(
         if let Value::String(s) = data {
             string_check(node, s, path, &mut res);
             res.matches += 1;
-            if !node.format.is_empty() && format::known(&node.format) {
+            // Every format left after parsing is one kube-openapi registers.
+            if !node.format.is_empty() {
                 if !format::valid(&node.format, s) {
+                    let path = path.get();
                     res.add(Failure::new(
                         Kind::InvalidType,
                         path,
@@ -101,10 +127,11 @@ fn type_info(data: &Value) -> (&'static str, &'static str) {
 }
 
 /// `typeValidator.Validate`.
-fn type_check(node: &Node, data: &Value, path: &str, res: &mut Outcome) {
+fn type_check(node: &Node, data: &Value, path: &Name<'_>, res: &mut Outcome) {
     let has = |t: &str| node.types.iter().any(|x| x == t);
     if data.is_null() {
         if !node.types.is_empty() && !has("null") && !node.nullable {
+            let path = path.get();
             res.add(Failure::invalid_type(path, &node.types.join(","), "null"));
         }
         return;
@@ -122,6 +149,7 @@ fn type_check(node: &Node, data: &Value, path: &str, res: &mut Outcome) {
     let formatted = !node.format.is_empty();
     let type_ok = has(sch_type) || is_float_int || is_int_float;
     if formatted && !stringish && !(type_ok || format == node.format) {
+        let path = path.get();
         res.add(Failure::invalid_type(path, &node.format, format));
         return;
     }
@@ -130,18 +158,20 @@ fn type_check(node: &Node, data: &Value, path: &str, res: &mut Outcome) {
         return;
     }
     if !type_ok {
+        let path = path.get();
         res.add(Failure::invalid_type(path, &node.types.join(","), sch_type));
     }
 }
 
 /// `stringValidator.Validate`: the first of maxLength, minLength, pattern
 /// that fails.
-fn string_check(node: &Node, s: &str, path: &str, res: &mut Outcome) {
+fn string_check(node: &Node, s: &str, path: &Name<'_>, res: &mut Outcome) {
     let runes = s.chars().count() as i64;
     let value = || Some(Value::String(s.to_owned()));
     if let Some(max) = node.max_length
         && runes > max
     {
+        let path = path.get();
         res.add(Failure::new(
             Kind::TooLong(max),
             path,
@@ -153,6 +183,7 @@ fn string_check(node: &Node, s: &str, path: &str, res: &mut Outcome) {
     if let Some(min) = node.min_length
         && runes < min
     {
+        let path = path.get();
         res.add(Failure::new(
             Kind::Invalid,
             path,
@@ -164,21 +195,27 @@ fn string_check(node: &Node, s: &str, path: &str, res: &mut Outcome) {
     if let Some(p) = &node.pattern {
         match &p.regex {
             Ok(re) if re.is_match(s) => {}
-            Ok(_) => res.add(Failure::new(
-                Kind::Invalid,
-                path,
-                value(),
-                format!("{path} in body should match '{}'", p.source),
-            )),
-            Err(e) => res.add(Failure::new(
-                Kind::Invalid,
-                path,
-                value(),
-                format!(
-                    "{path} in body should match '{}, but pattern is invalid: {e}'",
-                    p.source
-                ),
-            )),
+            Ok(_) => {
+                let path = path.get();
+                res.add(Failure::new(
+                    Kind::Invalid,
+                    path,
+                    value(),
+                    format!("{path} in body should match '{}'", p.source),
+                ));
+            }
+            Err(e) => {
+                let path = path.get();
+                res.add(Failure::new(
+                    Kind::Invalid,
+                    path,
+                    value(),
+                    format!(
+                        "{path} in body should match '{}, but pattern is invalid: {e}'",
+                        p.source
+                    ),
+                ));
+            }
         }
     }
 }
@@ -186,7 +223,7 @@ fn string_check(node: &Node, s: &str, path: &str, res: &mut Outcome) {
 /// `numberValidator.Validate`: multipleOf, then minimum, then maximum,
 /// compared in the data's own Go type (an `int64` against the bound
 /// truncated to `int64`, as upstream).
-fn number_check(node: &Node, n: GoNumber, path: &str, res: &mut Outcome) {
+fn number_check(node: &Node, n: GoNumber, path: &Name<'_>, res: &mut Outcome) {
     let value = || {
         Some(match n {
             GoNumber::Int(i) => Value::from(i),
@@ -198,6 +235,7 @@ fn number_check(node: &Node, n: GoNumber, path: &str, res: &mut Outcome) {
             GoNumber::Int(i) => {
                 let f = factor as i64;
                 if f <= 0 {
+                    let path = path.get();
                     res.add(Failure::new(
                         Kind::Invalid,
                         path,
@@ -205,6 +243,7 @@ fn number_check(node: &Node, n: GoNumber, path: &str, res: &mut Outcome) {
                         format!("factor MultipleOf declared for {path} must be positive: {f}"),
                     ));
                 } else if i % f != 0 {
+                    let path = path.get();
                     res.add(Failure::new(
                         Kind::Invalid,
                         path,
@@ -215,6 +254,7 @@ fn number_check(node: &Node, n: GoNumber, path: &str, res: &mut Outcome) {
             }
             GoNumber::Float(d) => {
                 if factor <= 0.0 {
+                    let path = path.get();
                     res.add(Failure::new(
                         Kind::Invalid,
                         path,
@@ -231,6 +271,7 @@ fn number_check(node: &Node, n: GoNumber, path: &str, res: &mut Outcome) {
                         d / factor
                     };
                     if !gofmt::is_json_integer(mult) {
+                        let path = path.get();
                         res.add(Failure::new(
                             Kind::Invalid,
                             path,
@@ -267,6 +308,7 @@ fn number_check(node: &Node, n: GoNumber, path: &str, res: &mut Outcome) {
             } else {
                 "greater than or equal to"
             };
+            let path = path.get();
             res.add(Failure::new(
                 Kind::Invalid,
                 path,
@@ -288,6 +330,7 @@ fn number_check(node: &Node, n: GoNumber, path: &str, res: &mut Outcome) {
             } else {
                 "less than or equal to"
             };
+            let path = path.get();
             res.add(Failure::new(
                 Kind::Invalid,
                 path,
@@ -300,17 +343,24 @@ fn number_check(node: &Node, n: GoNumber, path: &str, res: &mut Outcome) {
 
 /// `schemaSliceValidator.Validate`: items, then minItems, maxItems,
 /// uniqueItems.
-fn array_check(node: &Node, items: &[Value], path: &str, old: Option<&Value>, res: &mut Outcome) {
+fn array_check(
+    node: &Node,
+    items: &[Value],
+    path: &Name<'_>,
+    old: Option<&Value>,
+    res: &mut Outcome,
+) {
     if let Some(item) = &node.items {
         for (i, v) in items.iter().enumerate() {
             let old_item = old.and_then(|o| correlate_index(node, item, v, o));
-            res.merge(validate(item, v, &format!("{path}[{i}]"), old_item, true));
+            res.merge(validate(item, v, &Path::Index(path.at, i), old_item, true));
         }
     }
     let size = items.len() as i64;
     if let Some(min) = node.min_items
         && size < min
     {
+        let path = path.get();
         res.add(Failure::new(
             Kind::Invalid,
             path,
@@ -321,6 +371,7 @@ fn array_check(node: &Node, items: &[Value], path: &str, old: Option<&Value>, re
     if let Some(max) = node.max_items
         && size > max
     {
+        let path = path.get();
         res.add(Failure::new(
             Kind::TooMany { actual: size, max },
             path,
@@ -334,6 +385,7 @@ fn array_check(node: &Node, items: &[Value], path: &str, old: Option<&Value>, re
             .enumerate()
             .any(|(i, a)| items[..i].iter().any(|b| a == b));
         if duplicate {
+            let path = path.get();
             res.add(Failure::new(
                 Kind::Invalid,
                 path,
@@ -345,7 +397,7 @@ fn array_check(node: &Node, items: &[Value], path: &str, old: Option<&Value>, re
 }
 
 /// `basicCommonValidator.Validate`: `enum`.
-fn enum_check(node: &Node, data: &Value, path: &str, res: &mut Outcome) {
+fn enum_check(node: &Node, data: &Value, path: &Name<'_>, res: &mut Outcome) {
     let Some(values) = &node.enumeration else {
         return;
     };
@@ -353,6 +405,7 @@ fn enum_check(node: &Node, data: &Value, path: &str, res: &mut Outcome) {
         return;
     }
     let value = (!data.is_null()).then(|| data.clone());
+    let path = path.get();
     res.add(Failure::new(
         Kind::Enum(values.clone()),
         path,
@@ -401,7 +454,7 @@ fn enum_matches(data: &Value, e: &Value) -> bool {
 fn object_check(
     node: &Node,
     map: &Map<String, Value>,
-    path: &str,
+    path: &Name<'_>,
     old: Option<&Value>,
     res: &mut Outcome,
 ) {
@@ -409,6 +462,7 @@ fn object_check(
     if let Some(min) = node.min_properties
         && keys < min
     {
+        let path = path.get();
         res.add(Failure::new(
             Kind::Invalid,
             path,
@@ -419,6 +473,7 @@ fn object_check(
     if let Some(max) = node.max_properties
         && keys > max
     {
+        let path = path.get();
         res.add(Failure::new(
             Kind::TooMany { actual: keys, max },
             path,
@@ -427,7 +482,7 @@ fn object_check(
         ));
     }
     let old_map = old.and_then(Value::as_object);
-    let at_root = path.is_empty();
+    let at_root = path.at.is_root();
     let child_old = |key: &str, v: &Value| -> Option<&Value> {
         if at_root && (key == "kind" || key == "apiVersion") {
             return None;
@@ -442,6 +497,7 @@ fn object_check(
         Some(Additional::Allows(false)) => {
             for (k, _) in &sorted {
                 if !node.properties.contains_key(k.as_str()) {
+                    let path = path.get();
                     res.add(Failure::new(
                         Kind::Invalid,
                         path,
@@ -457,7 +513,7 @@ fn object_check(
                     res.merge(validate(
                         schema,
                         v,
-                        &format!("{path}.{k}"),
+                        &Path::Extra(path.at, k),
                         child_old(k, v),
                         true,
                     ));
@@ -468,16 +524,18 @@ fn object_check(
     }
     for (name, schema) in &node.properties {
         if let Some(v) = map.get(name) {
-            let child = if path.is_empty() {
-                name.clone()
-            } else {
-                format!("{path}.{name}")
-            };
-            res.merge(validate(schema, v, &child, child_old(name, v), true));
+            res.merge(validate(
+                schema,
+                v,
+                &Path::Prop(path.at, name),
+                child_old(name, v),
+                true,
+            ));
         }
     }
     for k in &node.required {
         if !map.contains_key(k) {
+            let path = path.get();
             let name = format!("{path}.{k}");
             res.add(Failure::new(
                 Kind::Required,
@@ -490,13 +548,13 @@ fn object_check(
 }
 
 /// `schemaPropsValidator.Validate`: anyOf, oneOf, allOf, not.
-fn junctors(node: &Node, data: &Value, path: &str, old: Option<&Value>, res: &mut Outcome) {
-    let quoted = gofmt::quote(path);
+fn junctors(node: &Node, data: &Value, path: &Name<'_>, old: Option<&Value>, res: &mut Outcome) {
+    let quoted = || gofmt::quote(path.get());
     if !node.any_of.is_empty() {
         let mut best: Option<Outcome> = None;
         let mut success: Option<Outcome> = None;
         for branch in &node.any_of {
-            let r = validate(branch, data, path, old, false);
+            let r = validate(branch, data, path.at, old, false);
             if r.is_valid() {
                 success = Some(r);
                 best = None;
@@ -508,7 +566,8 @@ fn junctors(node: &Node, data: &Value, path: &str, old: Option<&Value>, res: &mu
         }
         if success.is_none() {
             res.add(Failure::composite(format!(
-                "{quoted} must validate at least one schema (anyOf)"
+                "{} must validate at least one schema (anyOf)",
+                quoted()
             )));
         }
         if let Some(b) = best {
@@ -522,7 +581,7 @@ fn junctors(node: &Node, data: &Value, path: &str, old: Option<&Value>, res: &mu
         let mut first_success: Option<Outcome> = None;
         let mut validated = 0usize;
         for branch in &node.one_of {
-            let r = validate(branch, data, path, old, false);
+            let r = validate(branch, data, path.at, old, false);
             if r.is_valid() {
                 validated += 1;
                 best = None;
@@ -542,7 +601,8 @@ fn junctors(node: &Node, data: &Value, path: &str, old: Option<&Value>, res: &mu
                 format!("Found {validated} valid alternatives")
             };
             res.add(Failure::composite(format!(
-                "{quoted} must validate one and only one schema (oneOf). {extra}"
+                "{} must validate one and only one schema (oneOf). {extra}",
+                quoted()
             )));
             if let Some(b) = best {
                 res.merge(b);
@@ -554,7 +614,7 @@ fn junctors(node: &Node, data: &Value, path: &str, old: Option<&Value>, res: &mu
     if !node.all_of.is_empty() {
         let mut validated = 0usize;
         for branch in &node.all_of {
-            let r = validate(branch, data, path, old, false);
+            let r = validate(branch, data, path.at, old, false);
             if r.is_valid() {
                 validated += 1;
             }
@@ -567,15 +627,17 @@ fn junctors(node: &Node, data: &Value, path: &str, old: Option<&Value>, res: &mu
                 ""
             };
             res.add(Failure::composite(format!(
-                "{quoted} must validate all the schemas (allOf){extra}"
+                "{} must validate all the schemas (allOf){extra}",
+                quoted()
             )));
         }
     }
     if let Some(not) = &node.not
-        && validate(not, data, path, None, false).is_valid()
+        && validate(not, data, path.at, None, false).is_valid()
     {
         res.add(Failure::composite(format!(
-            "{quoted} must not validate the schema (not)"
+            "{} must not validate the schema (not)",
+            quoted()
         )));
     }
 }
@@ -635,7 +697,7 @@ mod tests {
 
     fn run(schema: Value, data: Value) -> Vec<String> {
         let node = Node::parse(&schema, "s", 0).unwrap();
-        validate(&node, &data, "", None, false)
+        validate(&node, &data, &Path::Root, None, false)
             .errors
             .iter()
             .map(|f| f.to_cause().to_string())
