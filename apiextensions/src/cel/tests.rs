@@ -558,3 +558,51 @@ fn timing_ten_rules() {
         }
     }
 }
+
+/// Compiles every schema in `$CEL_SCHEMAS_DIR` (JSON `openAPIV3Schema`s
+/// extracted from CRD manifests) and prints the errors.
+#[test]
+#[ignore = "needs CEL_SCHEMAS_DIR"]
+fn real_schemas_compile() {
+    let Ok(dir) = std::env::var("CEL_SCHEMAS_DIR") else {
+        return;
+    };
+    let mut failed = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let schema: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        if let Err(causes) = compile(&schema, "openAPIV3Schema") {
+            failed.push(format!("{}: {causes:#?}", path.display()));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+/// Validates `$CEL_PAIRS_DIR/N.obj.json` against `N.schema.json` (valid
+/// examples shipped with real CRDs) and prints what fails.
+#[test]
+#[ignore = "needs CEL_PAIRS_DIR"]
+fn real_examples_validate() {
+    let Ok(dir) = std::env::var("CEL_PAIRS_DIR") else {
+        return;
+    };
+    let mut failed = Vec::new();
+    for n in 0.. {
+        let read = |suffix: &str| -> Option<Value> {
+            let bytes = std::fs::read(format!("{dir}/{n}.{suffix}.json")).ok()?;
+            serde_json::from_slice(&bytes).ok()
+        };
+        let (Some(schema), Some(mut obj)) = (read("schema"), read("obj")) else {
+            break;
+        };
+        // As the registry does before validation.
+        if let Ok(structural) = crate::schema::Structural::parse(&schema) {
+            structural.default(&mut obj);
+        }
+        let rules = compile(&schema, "openAPIV3Schema").unwrap();
+        for cause in rules.validate(&obj, None) {
+            failed.push(format!("{n} {}: {cause}", obj["metadata"]["name"]));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
