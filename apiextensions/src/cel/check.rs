@@ -6,7 +6,9 @@
 //! `duration` and `timestamp` that cannot parse, and results that are
 //! certainly not a `bool` (or a `string` for a `messageExpression`).
 //! Anything the checks cannot type (`dyn`) passes, so they never reject a
-//! rule cel-go accepts.
+//! rule cel-go accepts, with one exception: two-variable comprehensions
+//! (`m.all(k, v, ...)`), which the `cel` crate cannot evaluate, are
+//! refused with a message that says so.
 
 use cel::Program;
 use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
@@ -41,6 +43,17 @@ const KNOWN: [&str; 22] = [
     "strings",
     "kubernetes",
     "cel",
+];
+
+/// cel-go's two-variable comprehension macros (CEL 1.33 environment),
+/// which the `cel` crate's interpreter cannot evaluate.
+const TWO_VARIABLE: [&str; 6] = [
+    "all",
+    "exists",
+    "existsOne",
+    "transformList",
+    "transformMap",
+    "transformMapEntry",
 ];
 
 /// What the checks know of an expression's type.
@@ -146,6 +159,19 @@ impl<'p, 'n> Checker<'p, 'n> {
                 self.field(e.id, operand, &select.field)
             }
             Expr::Call(call) => {
+                if call.target.is_some()
+                    && call.args.len() >= 3
+                    && TWO_VARIABLE.contains(&call.func_name.as_str())
+                {
+                    self.report(
+                        e.id,
+                        format!(
+                            "two-variable comprehension '{}' is not supported by Skein",
+                            call.func_name
+                        ),
+                    );
+                    return Ty::Dyn;
+                }
                 if let Some(t) = call.target.as_deref() {
                     self.ty(t, root, depth + 1);
                 }

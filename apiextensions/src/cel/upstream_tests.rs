@@ -364,7 +364,20 @@ fn lists_and_maps() {
             "self.val.map(k, self.val[k]).exists(v, v == 1)",
             "size(self.val.filter(k, self.val[k] > 1)) == 1",
         ],
-        &[("self.val['c'] == 1", "no such key: c")],
+        // Upstream evaluates two-variable comprehensions (`all(k, v, ...)`,
+        // `existsOne`, `transformMap`, ...); the `cel` crate cannot, so
+        // Skein refuses them at compile time, saying so.
+        &[
+            ("self.val['c'] == 1", "no such key: c"),
+            (
+                "self.val.all(k, v, v > 0)",
+                "ERROR: <input>:1:13: two-variable comprehension 'all' is not supported by Skein",
+            ),
+            (
+                "self.val.transformMap(k, v, v + 1).size() == 2",
+                "two-variable comprehension 'transformMap' is not supported by Skein",
+            ),
+        ],
     );
     table(
         "map keys are not escaped",
