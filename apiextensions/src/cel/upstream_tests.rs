@@ -411,6 +411,7 @@ fn object_access() {
         &[
             "has(self.a.b)",
             "!has(self.a.c)",
+            "!has(self.a.d)",
             "has(self.a1.b1.c1)",
             "!(has(self.a1.d2) && has(self.a1.d2.e2))",
             "!has(self.a1.d2)",
@@ -485,6 +486,49 @@ fn object_access() {
             "has(self.embedded.metadata.namespace)",
             "undefined field 'namespace'",
         )],
+    );
+}
+
+#[test]
+fn nulls() {
+    let nullable = json!({"type": "string", "nullable": true});
+    table(
+        "field nullability",
+        &object(json!({
+            "unsetPlainStr": t(STR), "unsetNullableStr": nullable,
+            "setPlainStr": t(STR), "setNullableStr": nullable, "setToNullNullableStr": nullable,
+        })),
+        &json!({"setPlainStr": "v1", "setNullableStr": "v3", "setToNullNullableStr": null}),
+        None,
+        &[
+            "!has(self.unsetPlainStr)",
+            "!has(self.unsetNullableStr)",
+            "has(self.setPlainStr) && self.setPlainStr == 'v1'",
+            "has(self.setNullableStr) && self.setNullableStr == 'v3'",
+            "type(self.setNullableStr) != null_type",
+            "!has(self.setToNullNullableStr)",
+        ],
+        &[],
+    );
+    table(
+        "null values in container types",
+        &object(json!({
+            "m": {"type": "object", "additionalProperties": nullable},
+            "l": list(nullable.clone()),
+            "s": {"type": "array", "x-kubernetes-list-type": "set", "items": nullable},
+        })),
+        &json!({"m": {"a": null, "b": "not-nil"}, "l": [null, "not-nil"], "s": [null, "not-nil"]}),
+        None,
+        &[
+            "self.m.size() == 2",
+            "'a' in self.m",
+            "type(self.m['a']) == null_type",
+            "self.l.size() == 2",
+            "type(self.l[0]) == null_type",
+            "self.s.size() == 2",
+            "type(self.s[0]) == null_type",
+        ],
+        &[],
     );
 }
 

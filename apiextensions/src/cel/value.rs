@@ -134,6 +134,10 @@ fn object<'v>(
             }
             continue;
         }
+        // A field set to null is absent for CEL (`has()` is false).
+        if v.is_null() {
+            continue;
+        }
         let Some(prop) = node.properties.get(k) else {
             continue;
         };
