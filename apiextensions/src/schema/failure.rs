@@ -174,21 +174,36 @@ impl Failure {
 }
 
 /// A `validate.Result`: errors (deduplicated by message, as `AddErrors`
-/// does) and the match count the junctors rank failures by.
+/// does) and the match count the junctors rank failures by. Cheap to
+/// create: nothing is allocated until an error is added.
 #[derive(Debug, Default)]
 pub(crate) struct Outcome {
     /// The errors, in the order found.
     pub errors: Vec<Failure>,
-    seen: HashSet<String>,
+    /// Messages seen, once there are too many errors to scan.
+    seen: Option<HashSet<String>>,
     /// `MatchCount`.
     pub matches: usize,
 }
 
+/// Up to this many errors, duplicates are found by scanning.
+const SCAN_LIMIT: usize = 16;
+
 impl Outcome {
     /// `AddErrors`: appends `f` unless an error with its message is there.
     pub(crate) fn add(&mut self, f: Failure) {
-        if self.seen.insert(f.message.clone()) {
-            self.errors.push(f);
+        if let Some(seen) = &mut self.seen {
+            if seen.insert(f.message.clone()) {
+                self.errors.push(f);
+            }
+            return;
+        }
+        if self.errors.iter().any(|e| e.message == f.message) {
+            return;
+        }
+        self.errors.push(f);
+        if self.errors.len() > SCAN_LIMIT {
+            self.seen = Some(self.errors.iter().map(|e| e.message.clone()).collect());
         }
     }
 
@@ -209,7 +224,7 @@ impl Outcome {
     /// ratcheted, unchanged value), the match count kept.
     pub(crate) fn ratchet(&mut self) {
         self.errors.clear();
-        self.seen.clear();
+        self.seen = None;
     }
 }
 
@@ -287,5 +302,9 @@ mod tests {
         o.add(Failure::composite("a".into()));
         o.add(Failure::composite("a".into()));
         assert_eq!(o.errors.len(), 1);
+        for i in 0..40 {
+            o.add(Failure::composite(format!("m{}", i % 20)));
+        }
+        assert_eq!(o.errors.len(), 21, "deduplicated past the scan limit too");
     }
 }
