@@ -258,6 +258,10 @@ impl<'p, 'n> Checker<'p, 'n> {
                     if n.resource && field == "metadata" {
                         return Ty::Meta;
                     }
+                    if !declared(&p.node) {
+                        self.report(id, format!("undefined field '{field}'"));
+                        return Ty::Dyn;
+                    }
                     return Ty::Node(&p.node);
                 }
                 if n.resource {
@@ -267,7 +271,7 @@ impl<'p, 'n> Checker<'p, 'n> {
                         _ => {}
                     }
                 }
-                if !n.properties.is_empty() || n.resource {
+                if !n.properties.is_empty() || n.resource || n.additional.is_none() {
                     self.report(id, format!("undefined field '{field}'"));
                     return Ty::Dyn;
                 }
@@ -314,6 +318,32 @@ impl<'p, 'n> Checker<'p, 'n> {
             }
             _ => {}
         }
+    }
+}
+
+/// Whether upstream declares a CEL type for values of `n` (its
+/// `SchemaDeclType` is not nil): not for untyped values
+/// (`x-kubernetes-preserve-unknown-fields` without a type), nor lists or
+/// maps of them; fields of such types are not reachable.
+fn declared(n: &Node) -> bool {
+    declared_at(n, 0)
+}
+
+fn declared_at(n: &Node, depth: usize) -> bool {
+    if depth > super::node::MAX_DEPTH {
+        return true;
+    }
+    match n.kind {
+        Kind::Dynamic => false,
+        Kind::Array => n
+            .items
+            .as_deref()
+            .is_some_and(|i| declared_at(i, depth + 1)),
+        Kind::Object if n.properties.is_empty() && !n.resource => n
+            .additional
+            .as_deref()
+            .is_none_or(|a| declared_at(a, depth + 1)),
+        _ => true,
     }
 }
 

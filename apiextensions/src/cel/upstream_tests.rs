@@ -533,6 +533,47 @@ fn nulls() {
 }
 
 #[test]
+fn preserve_unknown_fields() {
+    let unknown_object = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
+    let anyval = json!({"x-kubernetes-preserve-unknown-fields": true});
+    table(
+        "preserve unknown fields",
+        &object(json!({
+            "withUnknown": unknown_object,
+            "withUnknownList": list(unknown_object.clone()),
+            "withUnknownFieldList": list(object(json!({"fieldOfUnknownType": anyval}))),
+            "anyvalList": list(anyval.clone()),
+            "anyvalMap": {"type": "object", "additionalProperties": anyval},
+            "anyvalField1": anyval,
+            "anyvalField2": anyval,
+        })),
+        &json!({
+            "withUnknown": {"field1": "a", "field2": "b"},
+            "withUnknownList": [{"field1": "a", "field2": "b"}, {"field1": "x", "field2": "y"}, {"field1": "x", "field2": "y"}, {}, {}],
+            "withUnknownFieldList": [{"fieldOfUnknownType": "a"}, {"fieldOfUnknownType": 1}, {"fieldOfUnknownType": 1}],
+            "anyvalList": ["a", 2], "anyvalMap": {"k": "1"}, "anyvalField1": 1, "anyvalField2": "a",
+        }),
+        None,
+        &[
+            "has(self.withUnknown)",
+            "self.withUnknownList.size() == 5",
+            "self.withUnknownList[0] != self.withUnknownList[1]",
+            "self.withUnknownList[1] == self.withUnknownList[2]",
+            "self.withUnknownList[3] == self.withUnknownList[4]",
+            "self.withUnknownFieldList[0] != self.withUnknownFieldList[1]",
+            "self.withUnknownFieldList[1] == self.withUnknownFieldList[2]",
+        ],
+        &[
+            ("has(self.withUnknown.field1)", "undefined field 'field1'"),
+            ("has(self.anyvalList)", "undefined field 'anyvalList'"),
+            ("has(self.anyvalMap)", "undefined field 'anyvalMap'"),
+            ("has(self.anyvalField1)", "undefined field 'anyvalField1'"),
+            ("has(self.anyvalField2)", "undefined field 'anyvalField2'"),
+        ],
+    );
+}
+
+#[test]
 fn int_or_string() {
     let ios = json!({"x-kubernetes-int-or-string": true});
     let rules_for_string = [
