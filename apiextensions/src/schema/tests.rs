@@ -472,6 +472,37 @@ fn bad_patterns_fail_validation_not_parsing() {
 }
 
 #[test]
+fn metadata_name_constraints_from_the_schema() {
+    let s = schema(json!({"type": "object", "properties": {
+        "metadata": {"type": "object", "properties": {
+            "name": {"type": "string", "maxLength": 5, "pattern": "^[a-z]+$"},
+            "generateName": {"type": "string", "maxLength": 3}}}}}));
+    let mut obj = json!({"apiVersion": "g/v1", "kind": "K",
+        "metadata": {"name": "abcdefg", "generateName": "abcd", "labels": {"x": "y"}}});
+    assert!(
+        s.prune(&mut obj).is_empty(),
+        "labels stay: metadata is ObjectMeta"
+    );
+    assert_eq!(
+        errors(&s, &obj),
+        BTreeSet::from([
+            "metadata.generateName: Too long: may not be more than 3 bytes".to_owned(),
+            "metadata.name: Too long: may not be more than 5 bytes".to_owned(),
+        ])
+    );
+    let ok = json!({"metadata": {"name": "abc"}});
+    assert!(s.validate(&ok).is_empty());
+    let bad = json!({"metadata": {"name": "ab1"}});
+    assert_eq!(
+        errors(&s, &bad),
+        BTreeSet::from([
+            r#"metadata.name: Invalid value: "ab1": metadata.name in body should match '^[a-z]+$'"#
+                .to_owned()
+        ])
+    );
+}
+
+#[test]
 fn structural_is_shareable() {
     fn assert_send_sync<T: Send + Sync + Clone>() {}
     assert_send_sync::<Structural>();
