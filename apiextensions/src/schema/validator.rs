@@ -7,8 +7,9 @@
 //! are dropped.
 //!
 //! Recursion follows the schema, so it is bounded by the schema depth
-//! ([`super::node::MAX_SCHEMA_DEPTH`]). Object keys are visited in sorted
-//! order (upstream iterates Go maps, in random order).
+//! ([`super::node::MAX_SCHEMA_DEPTH`]). Object keys are visited in the
+//! object's own order (sorted with serde_json's default map), schema
+//! properties in name order; upstream iterates Go maps, in random order.
 
 use serde_json::{Map, Value};
 
@@ -352,7 +353,7 @@ fn array_check(
 ) {
     if let Some(item) = &node.items {
         for (i, v) in items.iter().enumerate() {
-            let old_item = old.and_then(|o| correlate_index(node, item, v, o));
+            let old_item = old.and_then(|o| correlate_index(node, v, o));
             res.merge(validate(item, v, &Path::Index(path.at, i), old_item, true));
         }
     }
@@ -483,19 +484,18 @@ fn object_check(
     }
     let old_map = old.and_then(Value::as_object);
     let at_root = path.at.is_root();
-    let child_old = |key: &str, v: &Value| -> Option<&Value> {
+    // Upstream `CorrelatedObject.Key`: the old value of a field with a
+    // schema; never `kind`/`apiVersion` of the resource.
+    let child_old = |key: &str| -> Option<&Value> {
         if at_root && (key == "kind" || key == "apiVersion") {
             return None;
         }
-        let _ = v;
         node.field(key)?;
         old_map?.get(key)
     };
-    let mut sorted: Vec<(&String, &Value)> = map.iter().collect();
-    sorted.sort_by(|a, b| a.0.cmp(b.0));
     match &node.additional {
         Some(Additional::Allows(false)) => {
-            for (k, _) in &sorted {
+            for k in map.keys() {
                 if !node.properties.contains_key(k.as_str()) {
                     let path = path.get();
                     res.add(Failure::new(
@@ -508,13 +508,13 @@ fn object_check(
             }
         }
         Some(Additional::Schema(schema)) => {
-            for (k, v) in &sorted {
+            for (k, v) in map {
                 if !node.properties.contains_key(k.as_str()) {
                     res.merge(validate(
                         schema,
                         v,
                         &Path::Extra(path.at, k),
-                        child_old(k, v),
+                        child_old(k),
                         true,
                     ));
                 }
@@ -528,7 +528,7 @@ fn object_check(
                 schema,
                 v,
                 &Path::Prop(path.at, name),
-                child_old(name, v),
+                child_old(name),
                 true,
             ));
         }
@@ -645,8 +645,7 @@ fn junctors(node: &Node, data: &Value, path: &Name<'_>, old: Option<&Value>, res
 /// The old item correlated with the new item `v` of a list (upstream
 /// `CorrelatedObject.Index`): only `x-kubernetes-list-type: map` lists
 /// correlate, by their map keys.
-fn correlate_index<'a>(list: &Node, item: &Node, v: &Value, old: &'a Value) -> Option<&'a Value> {
-    let _ = item;
+fn correlate_index<'a>(list: &Node, v: &Value, old: &'a Value) -> Option<&'a Value> {
     if list.list_type.as_deref() != Some("map") {
         return None;
     }
@@ -681,8 +680,7 @@ fn correlated_equal(node: &Node, new: &Value, old: &Value) -> bool {
             };
             n.len() == o.len()
                 && n.iter().all(|nv| {
-                    correlate_index(node, item, nv, old)
-                        .is_some_and(|ov| correlated_equal(item, nv, ov))
+                    correlate_index(node, nv, old).is_some_and(|ov| correlated_equal(item, nv, ov))
                 })
         }
         _ => new == old,
