@@ -640,6 +640,43 @@ mod tests {
         assert!(definitions().root().is_none());
     }
 
+    /// Two managers applying different entries of a `map` list keep both,
+    /// and a second apply of a changed `atomic` map takes it whole: the
+    /// apply engine reads the CRD's list and map types through this schema.
+    #[test]
+    fn server_side_apply_merges_custom_list_maps() {
+        use crate::apply::{Request, apply};
+        let defs = crontab();
+        let req = |manager: &'static str| Request {
+            schema: defs.root(),
+            api_version: "stable.example.com/v1",
+            kind: "CronTab",
+            manager,
+            subresource: None,
+            status_subresource: true,
+            now: "2024-05-01T10:00:00Z",
+        };
+        let cfg = |port: &str| {
+            serde_json::json!({
+                "apiVersion": "stable.example.com/v1", "kind": "CronTab",
+                "metadata": {"name": "c", "namespace": "default"},
+                "spec": {"ports": [{"name": port, "protocol": "TCP"}]}
+            })
+        };
+        let one = apply(&req("a"), None, &cfg("http"), false).expect("first apply");
+        let two = apply(&req("b"), Some(&one), &cfg("https"), false).expect("second apply");
+        let names: Vec<&str> = two["spec"]["ports"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|p| p["name"].as_str()).collect())
+            .unwrap_or_default();
+        assert_eq!(names, ["http", "https"]);
+        let managers = two["metadata"]["managedFields"]
+            .as_array()
+            .map(Vec::len)
+            .unwrap_or(0);
+        assert_eq!(managers, 2);
+    }
+
     #[test]
     fn custom_without_the_version_is_an_error() {
         let crd = serde_json::json!({"spec": {"group": "a.b", "versions": []}});
