@@ -278,6 +278,24 @@ fn upstream_noxu_validation_errors() {
     for (obj, want) in cases {
         assert_eq!(errors(&s, &obj), BTreeSet::from([want.to_owned()]));
     }
+    // anyOf reports the branch that matched most (upstream's MatchCount).
+    assert_eq!(
+        errors(&s, &with("delta", json!("hello world"))),
+        BTreeSet::from([
+            r#"<nil>: Invalid value: "": "delta" must validate at least one schema (anyOf)"#
+                .to_owned(),
+            "delta: Too long: may not be more than 5 bytes".to_owned(),
+        ])
+    );
+    assert_eq!(
+        errors(&s, &with("delta", json!(-1))),
+        BTreeSet::from([
+            r#"<nil>: Invalid value: "": "delta" must validate at least one schema (anyOf)"#
+                .to_owned(),
+            "delta: Invalid value: -1: delta in body should be greater than or equal to 0"
+                .to_owned(),
+        ])
+    );
     let mut absent = base.clone();
     if let Some(m) = absent.as_object_mut() {
         m.remove("alpha");

@@ -54,16 +54,24 @@ pub(crate) fn validate(
 ) -> Outcome {
     let mut res = Outcome::default();
     let path = &Name::new(at);
+    // `matches` follows upstream's `MatchCount`: one per validator that
+    // applies, one more from the type check when it passes, from the
+    // junctors, number and array validators, and one per node.
     if data.is_null() {
+        let before = res.errors.len();
         type_check(node, data, path, &mut res);
+        if res.errors.len() == before {
+            res.matches += 1;
+        }
         enum_check(node, data, path, &mut res);
     } else {
         if !node.types.is_empty() || !node.format.is_empty() {
+            let before = res.errors.len();
             type_check(node, data, path, &mut res);
-            res.matches += 1;
+            res.matches += if res.errors.len() == before { 2 } else { 1 };
         }
         junctors(node, data, path, old, &mut res);
-        res.matches += 1;
+        res.matches += 2;
         if let Value::String(s) = data {
             string_check(node, s, path, &mut res);
             res.matches += 1;
@@ -87,11 +95,11 @@ pub(crate) fn validate(
         }
         if let Value::Number(n) = data {
             number_check(node, GoNumber::of(n), path, &mut res);
-            res.matches += 1;
+            res.matches += 2;
         }
         if let Value::Array(items) = data {
             array_check(node, items, path, old, &mut res);
-            res.matches += 1;
+            res.matches += 2;
         }
         enum_check(node, data, path, &mut res);
         res.matches += 1;
