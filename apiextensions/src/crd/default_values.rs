@@ -3,9 +3,11 @@
 //! free of unknown fields, valid against its own schema, and pass its
 //! schema's CEL rules; errors are rooted at `<node>.default`.
 //!
-//! Defaults of `apiVersion`, `kind` and `metadata` of embedded resources
-//! are validated against their schema only: upstream also wraps them into
-//! a whole object and checks the object metadata they produce.
+//! A default inside `apiVersion`, `kind` or `metadata` of a resource is
+//! first put into a whole object (`apiVersion: validation/v1`, `kind:
+//! Validation`) whose type and object metadata must be valid, then
+//! validated against its schema; unknown fields are allowed there (object
+//! metadata decoding drops them).
 
 use serde_json::{Map, Value};
 use skein_admission::Cause;
@@ -25,13 +27,53 @@ pub(crate) fn validate_defaults(schema: &Value, path: &str, require_pruned: bool
     if let Some(m) = root.as_object_mut() {
         m.insert("x-kubernetes-embedded-resource".into(), Value::Bool(true));
     }
-    walk(&root, path, false, require_pruned, 0, &mut out);
+    let resource = Resource {
+        schema: &root,
+        steps: Vec::new(),
+    };
+    walk(&root, path, &resource, false, require_pruned, 0, &mut out);
     out
 }
 
-fn walk(
-    s: &Value,
+/// A step from a resource's root to a value.
+#[derive(Clone)]
+enum Step<'a> {
+    Field(&'a str),
+    Item,
+}
+
+/// The innermost resource around a schema node (upstream's
+/// `SurroundingObjectFunc`): its schema and the steps from it to the node.
+#[derive(Clone)]
+struct Resource<'a> {
+    schema: &'a Value,
+    steps: Vec<Step<'a>>,
+}
+
+impl Resource<'_> {
+    /// `value` placed at the node inside a `validation/v1` `Validation`.
+    fn surround(&self, value: &Value) -> Value {
+        let mut x = value.clone();
+        for step in self.steps.iter().rev() {
+            x = match step {
+                Step::Field(k) => Value::Object(Map::from_iter([((*k).to_owned(), x)])),
+                Step::Item => Value::Array(vec![x]),
+            };
+        }
+        if let Value::Object(m) = &mut x {
+            m.entry("apiVersion")
+                .or_insert_with(|| Value::String("validation/v1".into()));
+            m.entry("kind")
+                .or_insert_with(|| Value::String("Validation".into()));
+        }
+        x
+    }
+}
+
+fn walk<'a>(
+    s: &'a Value,
     path: &str,
+    resource: &Resource<'a>,
     inside_meta: bool,
     require_pruned: bool,
     depth: usize,
@@ -45,19 +87,37 @@ fn walk(
         .and_then(Value::as_bool)
         == Some(true);
     let inside_meta = inside_meta && !embedded;
+    let own;
+    let resource = if embedded {
+        own = Resource {
+            schema: s,
+            steps: Vec::new(),
+        };
+        &own
+    } else {
+        resource
+    };
     if let Some(default) = s.get("default").filter(|d| !d.is_null()) {
-        check_default(
-            s,
-            default,
-            &child(path, "default"),
-            !inside_meta && require_pruned,
-            out,
-        );
+        let p = child(path, "default");
+        if inside_meta {
+            if !check_meta_default(resource, default, &p, out) {
+                check_default(s, default, &p, false, out);
+            }
+        } else {
+            check_default(s, default, &p, require_pruned, out);
+        }
     }
+    let step = |st: Step<'a>| {
+        let mut r = resource.clone();
+        r.steps.push(st);
+        r
+    };
     if let Some(items) = obj(s, "items") {
+        let r = step(Step::Item);
         walk(
             items,
             &child(path, "items"),
+            &r,
             inside_meta,
             require_pruned,
             depth + 1,
@@ -68,8 +128,59 @@ fn walk(
     for (k, sub) in map(s, "properties").into_iter().flat_map(Map::iter) {
         let meta =
             inside_meta || (embedded && matches!(k.as_str(), "metadata" | "apiVersion" | "kind"));
-        walk(sub, &key(&props, k), meta, require_pruned, depth + 1, out);
+        let r = step(Step::Field(k));
+        walk(
+            sub,
+            &key(&props, k),
+            &r,
+            meta,
+            require_pruned,
+            depth + 1,
+            out,
+        );
     }
+}
+
+/// The default inside type or object metadata, put into its resource,
+/// must give valid metadata; `true` when it does not (reported).
+fn check_meta_default(
+    resource: &Resource<'_>,
+    default: &Value,
+    path: &str,
+    out: &mut Vec<Cause>,
+) -> bool {
+    let Ok(structural) = Structural::parse(resource.schema) else {
+        return false;
+    };
+    let object = resource.surround(default);
+    let in_meta = |f: &str| {
+        ["apiVersion", "kind", "metadata"]
+            .iter()
+            .any(|m| f == *m || f.strip_prefix(m).is_some_and(|r| r.starts_with(['.', '['])))
+    };
+    // The metadata checks, not the schema's own rules (checked next).
+    let errs: Vec<String> = structural
+        .validate(&object)
+        .into_iter()
+        .filter(|c| in_meta(&c.field))
+        .filter(|c| {
+            c.reason != crate::schema::FIELD_VALUE_TYPE_INVALID
+                && c.reason != Cause::FIELD_VALUE_NOT_SUPPORTED
+                && !c.message.contains(" in body ")
+        })
+        .map(|c| c.to_string())
+        .collect();
+    let aggregate = match errs.as_slice() {
+        [] => return false,
+        [one] => one.clone(),
+        many => format!("[{}]", many.join(", ")),
+    };
+    out.push(Cause::invalid(
+        path,
+        default,
+        format!("must result in valid metadata: {aggregate}"),
+    ));
+    true
 }
 
 fn check_default(
@@ -182,6 +293,56 @@ mod tests {
                 format!(
                     r#"{P}.properties[c].default: Unsupported value: "y": supported values: "x""#
                 ),
+            ]
+        );
+    }
+
+    // Upstream validation_test.go "v1.15 era tests for metadata defaults" (v1, v3, v4).
+    #[test]
+    fn metadata_defaults() {
+        let embedded = |props: Value| {
+            json!({"type": "object", "properties": {"embedded": {"type": "object",
+                "x-kubernetes-embedded-resource": true, "properties": props}}})
+        };
+        // Unknown fields in metadata defaults are allowed (pruned on write).
+        assert!(
+            check(embedded(json!({"metadata": {"type": "object",
+            "default": {"name": "foo", "unknown": 42}}})))
+            .is_empty()
+        );
+        let e = format!("{P}.properties[embedded]");
+        let got = check(embedded(json!({
+            "apiVersion": {"type": "string", "default": "v1"},
+            "kind": {"type": "string", "default": "%"},
+            "metadata": {"type": "object", "default": {"labels": {"bar": "x y"}}}})));
+        let fields: Vec<&str> = got
+            .iter()
+            .map(|m| m.split(": ").next().unwrap_or_default())
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                format!("{e}.properties[kind].default"),
+                format!("{e}.properties[metadata].default")
+            ]
+        );
+        assert!(got[0].starts_with(&format!(
+            r#"{e}.properties[kind].default: Invalid value: "%": must result in valid metadata: kind: Invalid value: "%": may have mixed case"#
+        )), "{got:?}");
+        let got = check(embedded(
+            json!({"metadata": {"type": "object", "properties": {
+            "name": {"type": "string", "default": 42},
+            "labels": {"type": "object", "properties": {"bar": {"type": "string", "default": 42}}}}}}),
+        ));
+        let fields: Vec<&str> = got
+            .iter()
+            .map(|m| m.split(": ").next().unwrap_or_default())
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                format!("{e}.properties[metadata].properties[labels].properties[bar].default"),
+                format!("{e}.properties[metadata].properties[name].default"),
             ]
         );
     }

@@ -414,6 +414,56 @@ fn cel_compile_errors() {
     );
 }
 
+// Upstream "contradicting meta field types".
+#[test]
+fn contradicting_meta_field_types() {
+    let meta = |ty: &str| {
+        json!({"type": ty, "properties": {"name": {"type": "string", "pattern": "abc"},
+            "generateName": {"type": "string", "pattern": "abc"},
+            "generation": {"type": "integer", "minimum": 42.0}}})
+    };
+    let bad = json!({"type": "object", "x-kubernetes-embedded-resource": true, "properties": {
+        "apiVersion": {"type": "number"}, "kind": {"type": "number"}, "metadata": meta("number")}});
+    let mut root_meta = meta("number");
+    root_meta["properties"]["generation"] = json!({"type": "integer"});
+    let c = with(
+        crd(),
+        "/spec/versions/0/schema/openAPIV3Schema",
+        json!({"type": "object", "properties": {
+            "apiVersion": {"type": "number"}, "kind": {"type": "number"}, "metadata": root_meta,
+            "valid": {"type": "object", "x-kubernetes-embedded-resource": true, "properties": {
+                "apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": meta("object")}},
+            "invalid": bad,
+            "nested": {"type": "object", "x-kubernetes-embedded-resource": true, "properties": {"invalid": bad}},
+            "noEmbeddedObject": {"type": "object", "properties": {
+                "apiVersion": {"type": "number"}, "kind": {"type": "number"}, "metadata": {"type": "number"}}},
+        }}),
+    );
+    let mut got = matches(c);
+    got.sort();
+    let p = "spec.validation.openAPIV3Schema";
+    let mut want = vec![
+        format!("FieldValueForbidden {p}.properties[metadata]"),
+        format!("FieldValueInvalid {p}.properties[apiVersion].type"),
+        format!("FieldValueInvalid {p}.properties[kind].type"),
+        format!("FieldValueInvalid {p}.properties[metadata].type"),
+        format!("FieldValueInvalid {p}.properties[invalid].properties[apiVersion].type"),
+        format!("FieldValueInvalid {p}.properties[invalid].properties[kind].type"),
+        format!("FieldValueInvalid {p}.properties[invalid].properties[metadata].type"),
+        format!(
+            "FieldValueInvalid {p}.properties[nested].properties[invalid].properties[apiVersion].type"
+        ),
+        format!(
+            "FieldValueInvalid {p}.properties[nested].properties[invalid].properties[kind].type"
+        ),
+        format!(
+            "FieldValueInvalid {p}.properties[nested].properties[invalid].properties[metadata].type"
+        ),
+    ];
+    want.sort();
+    assert_eq!(got, want);
+}
+
 #[test]
 fn update_rules() {
     let mut old = crd();
@@ -562,6 +612,16 @@ proptest! {
         let _ = validate_create(&a);
         let _ = validate_update(&new, &a);
         let _ = validate_status(&new);
+    }
+
+    #[test]
+    fn valid_create_is_valid_unchanged_update(schema in arb_json()) {
+        let mut c = with(crd(), "/spec/versions/0/schema/openAPIV3Schema", schema);
+        set_defaults(&mut c);
+        prepare_for_create(&mut c);
+        if validate_create(&c).is_empty() {
+            prop_assert_eq!(validate_update(&c, &c), Vec::new());
+        }
     }
 
     #[test]
