@@ -77,6 +77,40 @@ impl CustomColumns {
         Self::build(additional_printer_columns).0
     }
 
+    /// The columns of the Table of a custom resource's `scale` subresource
+    /// (upstream's `getScaleColumnsForVersion`), given the CRD version's
+    /// `subresources.scale` (or `null`): `Name`, then `Desired`
+    /// (`.spec.replicas`) when it has a `specReplicasPath`, `Available`
+    /// (`.status.replicas`) when it has a `statusReplicasPath`, then `Age`.
+    /// The rows are of the `autoscaling/v1` `Scale` object.
+    pub fn scale(scale_subresource: &Value) -> Self {
+        let has = |key: &str| {
+            scale_subresource
+                .get(key)
+                .and_then(Value::as_str)
+                .is_some_and(|path| !path.is_empty())
+        };
+        let mut definitions = Vec::new();
+        if has("specReplicasPath") {
+            definitions.push(serde_json::json!({
+                "name": "Desired",
+                "type": "integer",
+                "description": "Number of desired replicas",
+                "jsonPath": ".spec.replicas",
+            }));
+        }
+        if has("statusReplicasPath") {
+            definitions.push(serde_json::json!({
+                "name": "Available",
+                "type": "integer",
+                "description": "Number of actual replicas",
+                "jsonPath": ".status.replicas",
+            }));
+        }
+        definitions.push(age_definition());
+        Self::lenient(&Value::Array(definitions))
+    }
+
     /// The column definitions, in cell order.
     pub fn columns(&self) -> &[Column] {
         &self.columns
@@ -107,12 +141,7 @@ impl CustomColumns {
         let definitions: &[Value] = match definitions {
             Value::Array(items) if !items.is_empty() => items,
             Value::Array(_) | Value::Null => {
-                default_age = [serde_json::json!({
-                    "name": "Age",
-                    "type": "date",
-                    "description": doc::META_CREATION_TIMESTAMP,
-                    "jsonPath": ".metadata.creationTimestamp",
-                })];
+                default_age = [age_definition()];
                 &default_age
             }
             _ => {
@@ -160,6 +189,16 @@ impl CustomColumns {
         }
         (built, None)
     }
+}
+
+/// Upstream's default `Age` column definition.
+fn age_definition() -> Value {
+    serde_json::json!({
+        "name": "Age",
+        "type": "date",
+        "description": doc::META_CREATION_TIMESTAMP,
+        "jsonPath": ".metadata.creationTimestamp",
+    })
 }
 
 impl Rows for CustomColumns {

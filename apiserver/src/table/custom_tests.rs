@@ -204,6 +204,35 @@ fn default_age_column() {
     }
 }
 
+/// `getScaleColumnsForVersion`.
+#[test]
+fn scale_columns() {
+    let names = |c: &CustomColumns| -> Vec<String> {
+        c.columns().iter().map(|c| c.name.to_string()).collect()
+    };
+    let full = CustomColumns::scale(&json!({
+        "specReplicasPath": ".spec.size",
+        "statusReplicasPath": ".status.size",
+    }));
+    assert_eq!(names(&full), ["Name", "Desired", "Available", "Age"]);
+    assert_eq!(full.columns()[1].description, "Number of desired replicas");
+    assert_eq!(full.columns()[2].description, "Number of actual replicas");
+    let scale = json!({
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {"name": "w", "creationTimestamp": "2025-06-01T11:00:00Z"},
+        "spec": {"replicas": 3},
+        "status": {"replicas": 2, "selector": "app=w"},
+    });
+    assert_eq!(
+        full.row(&scale, now()),
+        vec![json!("w"), json!(3), json!(2), json!("60m")]
+    );
+    let spec_only = CustomColumns::scale(&json!({"specReplicasPath": ".spec.size"}));
+    assert_eq!(names(&spec_only), ["Name", "Desired", "Age"]);
+    assert_eq!(names(&CustomColumns::scale(&Value::Null)), ["Name", "Age"]);
+}
+
 #[test]
 fn bad_definitions() {
     let defs = json!([
