@@ -1121,6 +1121,86 @@ async fn a_second_crd_with_the_same_names_reports_the_conflict() {
 }
 
 // ---------------------------------------------------------------------------
+// Updating a CRD
+// ---------------------------------------------------------------------------
+
+#[tokio::test]
+async fn updating_a_crd_takes_effect_at_once() {
+    let env = start().await;
+    let api = Api::new(&env.server);
+    let (_, k) = env.each().next().expect("a kubectl");
+    let group = "update.example.com";
+    let crd_name = format!("crontabs.{group}");
+    let crd_path = format!("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd_name}");
+    ok(
+        k,
+        &env.server,
+        &["create", "-f", &env.manifest(&crontab_crd(group))],
+    );
+    wait_established(k, &env, &crd_name);
+
+    // Created through the deprecated version, read through the storage
+    // version: conversion None rewrites the apiVersion only.
+    let beta = format!("/apis/{group}/v1beta1/namespaces/default/crontabs");
+    let reply = api
+        .post(&beta, &crontab(group, "v1beta1", "via-beta", valid_spec()))
+        .await;
+    let created = reply.expect(201);
+    assert_eq!(
+        created["apiVersion"],
+        format!("{group}/v1beta1"),
+        "{created}"
+    );
+    assert_eq!(
+        warnings(&reply),
+        vec![format!(
+            "{group}/v1beta1 CronTab is deprecated; use {group}/v1 CronTab"
+        )]
+    );
+    let v1 = api
+        .get(&format!(
+            "/apis/{group}/v1/namespaces/default/crontabs/via-beta"
+        ))
+        .await
+        .expect(200);
+    assert_eq!(v1["apiVersion"], format!("{group}/v1"), "{v1}");
+    assert_eq!(v1["spec"], created["spec"], "{v1}");
+
+    // A new printer column and v1beta1 no longer served.
+    let mut crd = api.get(&crd_path).await.expect(200);
+    crd["spec"]["versions"][0]["additionalPrinterColumns"]
+        .as_array_mut()
+        .expect("columns")
+        .insert(
+            0,
+            json!({"name": "Command", "type": "string", "jsonPath": ".spec.command"}),
+        );
+    crd["spec"]["versions"][1]["served"] = json!(false);
+    api.put(&crd_path, &crd).await.expect(200);
+    let table = eventually("the new printer column", SETTLE, async || {
+        let out = kubectl(k, &env.server, &["get", "crontabs", "-n", "default"]);
+        let text = stdout(&out);
+        if header(&text).get(1) == Some(&"COMMAND") {
+            Ok(text)
+        } else {
+            Err(format!("{text}{}", stderr(&out)))
+        }
+    })
+    .await;
+    assert_eq!(
+        header(&table),
+        vec!["NAME", "COMMAND", "IMAGE", "REPLICAS", "SCHEDULE", "AGE"],
+        "{table}"
+    );
+    wait_not_found(&api, &format!("{beta}/via-beta")).await;
+    api.get(&format!(
+        "/apis/{group}/v1/namespaces/default/crontabs/via-beta"
+    ))
+    .await
+    .expect(200);
+}
+
+// ---------------------------------------------------------------------------
 // Deleting a CRD
 // ---------------------------------------------------------------------------
 
