@@ -634,8 +634,10 @@ proptest! {
         let first = s.validate(&obj);
         prop_assert_eq!(&first, &s.validate(&obj));
         let _ = s.validate_update(&obj, &pruned_once);
-        prop_assert!(s.validate_update(&obj, &obj).iter().all(|c| c.message.contains("Duplicate") || c.field.contains("apiVersion") || c.field.contains("kind") || c.field.contains("metadata")),
-            "ratcheting an unchanged object leaves only non-schema errors");
+        // Ratcheting only ever removes errors (values it cannot correlate,
+        // such as a null item of a map list, keep theirs, as upstream).
+        let ratcheted = s.validate_update(&obj, &obj);
+        prop_assert!(ratcheted.iter().all(|c| first.contains(c)), "{:?} vs {:?}", ratcheted, first);
     }
 
     /// Arbitrary schemas against arbitrary bodies never panic.
