@@ -13,6 +13,17 @@
 //!    rules, embedded resources' type and object metadata, list-type
 //!    uniqueness).
 //!
+//! Known differences from upstream: errors come in a fixed order (object
+//! keys in map order, schema properties by name) where Go's map iteration
+//! is random; `ObjectMeta` decoding drops unknown and empty fields but
+//! does not re-encode timestamps or coerce types; embedded resources'
+//! metadata is checked for name, generateName, namespace, generation,
+//! labels and annotations (not owner references, finalizers or managed
+//! fields); `uri` and `email` approximate Go's `net/url` and `net/mail`;
+//! a `pattern` Go accepts but the `regex` crate does not fails with the
+//! crate's wording; ratcheting does not reproduce upstream's lookup of
+//! grandchildren of uncorrelated fields in the parent's old value.
+//!
 //! Nothing here panics on any input, and recursion follows the schema,
 //! whose depth [`Structural::parse`] bounds ([`MAX_SCHEMA_DEPTH`]); values
 //! below a schema's reach are walked iteratively or not at all.
