@@ -7,7 +7,7 @@
 //! Upstream validates the internal type, so paths are the internal type's:
 //! when every version has the same schema (every single-version CRD), its
 //! problems are reported under `spec.validation.openAPIV3Schema`, else
-//! under `spec.versions[i].schema.openAPIV3Schema` (see [`view`]).
+//! under `spec.versions[i].schema.openAPIV3Schema` (see `view.rs`).
 //!
 //! Call order for a write: [`set_defaults`], then [`prepare_for_create`] or
 //! [`prepare_for_update`], then [`validate_create`] or [`validate_update`];
