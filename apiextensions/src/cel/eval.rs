@@ -79,6 +79,9 @@ fn walk<'a>(
     if !node.rules.is_empty() {
         evaluate(node, new, old, ratchet, path, out);
     }
+    if !node.below {
+        return;
+    }
     match new {
         Value::Object(map) => {
             let old_map = old

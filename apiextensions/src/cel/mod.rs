@@ -95,7 +95,7 @@ fn build(
                 depth + 1,
                 causes,
             );
-            node.has_rules |= child.has_rules;
+            node.below |= child.has_rules;
             let (k, p) = Node::property(name, child);
             node.properties.insert(k, p);
         }
@@ -108,7 +108,7 @@ fn build(
             depth + 1,
             causes,
         );
-        node.has_rules |= child.has_rules;
+        node.below |= child.has_rules;
         node.additional = Some(Box::new(child));
     }
     if let Some(sub) = schema.get("items").filter(|s| s.is_object()) {
@@ -118,7 +118,7 @@ fn build(
             uncorrelatable.or(Some(path))
         };
         let child = build(sub, &format!("{path}.items"), below, depth + 1, causes);
-        node.has_rules |= child.has_rules;
+        node.below |= child.has_rules;
         node.items = Some(Box::new(child));
     }
     if let Some(rules) = schema
@@ -139,9 +139,9 @@ fn build(
                 Err(mut errs) => causes.append(&mut errs),
             }
         }
-        node.has_rules |= !compiled.is_empty();
         node.rules = compiled;
     }
+    node.has_rules = node.below || !node.rules.is_empty();
     node
 }
 

@@ -95,6 +95,9 @@ pub(crate) struct Node {
     pub resource: bool,
     /// Whether this node or one below it has rules.
     pub has_rules: bool,
+    /// Whether a node below this one has rules (the walk goes no deeper
+    /// otherwise).
+    pub below: bool,
 }
 
 impl Node {
@@ -111,6 +114,7 @@ impl Node {
             map_correlatable: true,
             resource: false,
             has_rules: false,
+            below: false,
         }
     }
 
