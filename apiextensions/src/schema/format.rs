@@ -409,23 +409,10 @@ fn host_ok(host: &str) -> bool {
         Some(_) => return false,
         None => host,
     };
+    // `net/url`'s `shouldEscape` in host mode: what a host may contain.
     escapes_ok(name)
-        && !name.bytes().any(|b| {
-            matches!(
-                b,
-                b' ' | b'<'
-                    | b'>'
-                    | b'"'
-                    | b'{'
-                    | b'}'
-                    | b'|'
-                    | b'\\'
-                    | b'^'
-                    | b'`'
-                    | b'/'
-                    | b'?'
-                    | b'#'
-            )
+        && name.bytes().all(|b| {
+            b >= 0x80 || b.is_ascii_alphanumeric() || b"-_.~$&'()*+,;=:[]<>\"%".contains(&b)
         })
 }
 
@@ -533,6 +520,11 @@ mod tests {
             ("uri", "/relative/path", true),
             ("uri", "example.com", false),
             ("uri", "http://exa mple.com/", false),
+            ("uri", "http://exa{mple}.com/", false),
+            ("uri", "http://example.com:8080/x", true),
+            ("uri", "http://example.com:80a/x", false),
+            ("uri", "http://[::1]:80/x", true),
+            ("uri", "/a b%zz", false),
             ("hexcolor", "#ffF", true),
             ("rgbcolor", "rgb(255, 0, 10)", true),
             ("rgbcolor", "rgb(256,0,0)", false),
