@@ -638,6 +638,12 @@ fn crd_columns() {
 }
 
 #[test]
+fn shareable_across_threads() {
+    fn send_sync<T: Send + Sync + Clone>() {}
+    send_sync::<JsonPath>();
+}
+
+#[test]
 fn deep_nesting_is_an_error_not_a_crash() {
     let mut expr = String::from(".a");
     for _ in 0..200 {

@@ -25,7 +25,7 @@
 //!     `<invalid>`; a non-string `null`.
 //! - **Rows** carry no conditions; a list with no items has `"rows": []`
 //!   (upstream's convertor allocates its rows). Row objects, list metadata
-//!   and watch framing are the built-in kinds' (see the module above).
+//!   and watch framing are the built-in kinds' (see [`super`]).
 //! - **Never panics** on any object or column definitions.
 //!
 //! Numbers are typed as Go's unstructured decoder types them: JSON integers

@@ -369,6 +369,13 @@ fn watch_tables() {
     assert_eq!(watch.event_object(&status, now()), status);
 }
 
+#[test]
+fn shareable_across_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<CustomColumns>();
+    send_sync::<WatchTables>();
+}
+
 fn arb_json() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
