@@ -39,6 +39,12 @@ impl<'a> Ratchet<'a> {
         }
     }
 
+    /// Whether the nearest correlated ancestor is unchanged (how upstream
+    /// ratchets failures of `allOf` rules).
+    fn parent_unchanged(&self) -> bool {
+        self.parent.is_some_and(|(new, old)| new == old)
+    }
+
     /// The correlation of a child whose correlated old value is `old`.
     fn child(&self, new: &'a Value, old: Option<&'a Value>, field: Option<&str>) -> Self {
         let Some(current) = self.current else {
@@ -236,13 +242,23 @@ fn evaluate(
                         .unwrap_or_else(|| rule.message_or_default()),
                     None => rule.message_or_default(),
                 };
+                let shown = if rule.in_all_of {
+                    Value::from("")
+                } else {
+                    type_value()
+                };
                 let cause = match rule.reason {
-                    Reason::Invalid => Cause::invalid(at, &type_value(), message),
+                    Reason::Invalid => Cause::invalid(at, &shown, message),
                     Reason::Forbidden => Cause::forbidden(at, message),
                     Reason::Required => Cause::required(at, message),
-                    Reason::Duplicate => Cause::duplicate(at, &type_value()),
+                    Reason::Duplicate => Cause::duplicate(at, &shown),
                 };
-                if !rule.uses_old_self && ratchet.unchanged() {
+                let ratcheted = if rule.in_all_of {
+                    ratchet.parent_unchanged()
+                } else {
+                    ratchet.unchanged()
+                };
+                if !rule.uses_old_self && ratcheted {
                     out.warnings.push(cause.to_string());
                 } else {
                     out.causes.push(cause);

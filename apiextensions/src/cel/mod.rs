@@ -141,6 +141,35 @@ fn build(
         }
         node.rules = compiled;
     }
+    // Rules of `allOf` entries apply to the same value, after the node's
+    // own (upstream's AllOfValidators); `anyOf`, `oneOf` and `not` rules
+    // are ignored, as upstream.
+    if let Some(all_of) = schema.get("allOf").and_then(Value::as_array) {
+        for (a, entry) in all_of.iter().enumerate() {
+            let Some(rules) = entry
+                .get("x-kubernetes-validations")
+                .and_then(Value::as_array)
+            else {
+                continue;
+            };
+            for (i, raw) in rules.iter().enumerate() {
+                let site = Site {
+                    path: format!("{path}.allOf[{a}].x-kubernetes-validations[{i}]"),
+                    node: &node,
+                    schema,
+                    uncorrelatable,
+                };
+                match compile_rule(raw, &site) {
+                    Ok(Some(mut rule)) => {
+                        rule.in_all_of = true;
+                        node.rules.push(rule);
+                    }
+                    Ok(None) => {}
+                    Err(mut errs) => causes.append(&mut errs),
+                }
+            }
+        }
+    }
     node.has_rules = node.below || !node.rules.is_empty();
     node
 }

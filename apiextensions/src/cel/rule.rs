@@ -51,6 +51,10 @@ pub(crate) struct Rule {
     /// `optionalOldSelf: true`: evaluated on create too, with `oldSelf`
     /// an optional.
     pub optional_old_self: bool,
+    /// Whether the rule sits in an `allOf` entry of its node (upstream
+    /// prints the entry's empty `type` in failures and ratchets them on
+    /// the parent's correlation).
+    pub in_all_of: bool,
 }
 
 impl std::fmt::Debug for Rule {
@@ -252,6 +256,7 @@ pub(crate) fn compile_rule(raw: &Value, site: &Site<'_>) -> Result<Option<Rule>,
         field_path: normalized_path,
         uses_old_self,
         optional_old_self: optional_old_self.unwrap_or(false),
+        in_all_of: false,
     }))
 }
 

@@ -397,6 +397,36 @@ fn optional_old_self() {
     );
 }
 
+/// Upstream's "allOf rule" case (TestValidationExpressionsAtSchemaLevels):
+/// rules of `allOf` entries apply to the node's value; `anyOf` ones are
+/// ignored.
+#[test]
+fn all_of_rules() {
+    let schema = json!({"type": "object", "properties": {"key": {"type": "string"}, "key2": {"type": "string"}},
+        "allOf": [
+            {"x-kubernetes-validations": [{"rule": "self.key == 'value' && self.key2 == 'value2'", "message": "key must be 'value' and key2 must be 'value2'"}]},
+            {"x-kubernetes-validations": [{"rule": "self.key != self.key2", "message": "key must not be equal to key2"}]}
+        ],
+        "anyOf": [{"x-kubernetes-validations": [{"rule": "false"}]}]});
+    let rules = compile(&schema, "s").unwrap();
+    assert_eq!(
+        messages(&rules, &json!({"key": "value", "key2": "value"}), None),
+        [
+            "<nil>: Invalid value: \"\": key must be 'value' and key2 must be 'value2'",
+            "<nil>: Invalid value: \"\": key must not be equal to key2",
+        ]
+    );
+    let bad =
+        json!({"type": "object", "allOf": [{"x-kubernetes-validations": [{"rule": "self >"}]}]});
+    let Err(causes) = compile(&bad, "s") else {
+        panic!("compiled");
+    };
+    assert_eq!(
+        causes[0].field,
+        "s.allOf[0].x-kubernetes-validations[0].rule"
+    );
+}
+
 #[test]
 fn rules_are_shareable_and_empty_schemas_have_none() {
     fn shareable<T: Send + Sync>() {}
