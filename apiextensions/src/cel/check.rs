@@ -13,7 +13,7 @@
 use cel::Program;
 use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
 
-use super::node::{Kind, Node};
+use super::node::{Kind, Node, StringFormat};
 
 /// Nesting the walk follows (the parser already bounds it lower).
 const MAX_DEPTH: usize = 256;
@@ -64,8 +64,40 @@ enum Ty<'n> {
     /// `metadata` of the root or an embedded resource: `name` and
     /// `generateName` only.
     Meta,
+    /// A scalar of this CEL type (`int`, `string`, ...), from a literal.
+    Scalar(&'static str),
     /// Anything else.
     Dyn,
+}
+
+impl Ty<'_> {
+    /// The CEL type name when it is a known scalar.
+    fn scalar(self) -> Option<&'static str> {
+        match self {
+            Ty::Scalar(t) => Some(t),
+            Ty::Node(n) => match n.kind {
+                Kind::Integer => Some("int"),
+                Kind::Number => Some("double"),
+                Kind::Boolean => Some("bool"),
+                Kind::String(StringFormat::Plain) => Some("string"),
+                Kind::String(StringFormat::Byte) => Some("bytes"),
+                Kind::String(StringFormat::Duration) => Some("google.protobuf.Duration"),
+                Kind::String(StringFormat::Date | StringFormat::DateTime) => {
+                    Some("google.protobuf.Timestamp")
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// Whether `_op_` accepts a `left` and a `right` of these scalar types
+/// (equality needs one type; ordering also takes any two numbers, as
+/// cel-go's cross-type numeric comparisons).
+fn operands_fit(op: &str, left: &str, right: &str) -> bool {
+    let numeric = |t: &str| matches!(t, "int" | "uint" | "double");
+    left == right || (op != "_==_" && op != "_!=_" && numeric(left) && numeric(right))
 }
 
 /// Why the rule cannot compile (`compilation failed: ...` or `cel
@@ -181,6 +213,20 @@ impl<'p, 'n> Checker<'p, 'n> {
                     .map(|a| self.ty(a, root, depth + 1))
                     .collect();
                 self.literal_arguments(&call.func_name, call.target.is_some(), &call.args);
+                let op = call.func_name.as_str();
+                if matches!(op, "_==_" | "_!=_" | "_<_" | "_<=_" | "_>_" | "_>=_")
+                    && let (Some(l), Some(r)) = (
+                        args.first().and_then(|t| t.scalar()),
+                        args.get(1).and_then(|t| t.scalar()),
+                    )
+                    && !operands_fit(op, l, r)
+                {
+                    self.report(
+                        e.id,
+                        format!("found no matching overload for '{op}' applied to '({l}, {r})'"),
+                    );
+                    return Ty::Dyn;
+                }
                 match (call.func_name.as_str(), args.first(), args.get(1)) {
                     ("_[_]" | "_[?_]", Some(Ty::Node(n)), _) => element(n),
                     _ => Ty::Dyn,
@@ -235,7 +281,16 @@ impl<'p, 'n> Checker<'p, 'n> {
                 }
                 Ty::Dyn
             }
-            Expr::Literal(_) | Expr::Unspecified => Ty::Dyn,
+            Expr::Literal(lit) => Ty::Scalar(match lit {
+                LiteralValue::Boolean(_) => "bool",
+                LiteralValue::Bytes(_) => "bytes",
+                LiteralValue::Double(_) => "double",
+                LiteralValue::Int(_) => "int",
+                LiteralValue::Null => "null",
+                LiteralValue::String(_) => "string",
+                LiteralValue::UInt(_) => "uint",
+            }),
+            Expr::Unspecified => Ty::Dyn,
         }
     }
 

@@ -110,6 +110,14 @@ fn integers() {
         &[
             ("self.val1 + 1 == 0", "integer overflow"),
             ("1 / 0 == 1 / 0", "division by zero"),
+            (
+                "self.val1 == 'a'",
+                "found no matching overload for '_==_' applied to '(int, string)'",
+            ),
+            (
+                "self.val1 < 'a'",
+                "found no matching overload for '_<_' applied to '(int, string)'",
+            ),
         ],
     );
 }
@@ -508,7 +516,20 @@ fn nulls() {
             "type(self.setNullableStr) != null_type",
             "!has(self.setToNullNullableStr)",
         ],
-        &[],
+        &[
+            (
+                "self.unsetPlainStr == null",
+                "no matching overload for '_==_' applied to '(string, null)'",
+            ),
+            (
+                "self.unsetNullableStr == null",
+                "no matching overload for '_==_' applied to '(string, null)'",
+            ),
+            (
+                "self.setPlainStr != null",
+                "no matching overload for '_!=_' applied to '(string, null)'",
+            ),
+        ],
     );
     table(
         "null values in container types",
