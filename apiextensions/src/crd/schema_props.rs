@@ -353,11 +353,17 @@ fn list_and_map_types(schema: &Value, path: &str, opts: &Options, out: &mut Vec<
             &items_path,
             "must have a schema if x-kubernetes-list-type is map",
         )),
-        Some(list @ Value::Array(_)) => out.push(Cause::invalid(
-            &items_path,
-            list,
-            "must only have a single schema if x-kubernetes-list-type is map",
-        )),
+        Some(Value::Array(list)) => {
+            let schemas: Vec<String> = list.iter().map(super::render::schema_props).collect();
+            out.push(Cause::invalid_rendered(
+                &items_path,
+                &format!(
+                    "apiextensions.JSONSchemaPropsOrArray{{Schema:(*apiextensions.JSONSchemaProps)(nil), JSONSchemas:[]apiextensions.JSONSchemaProps{{{}}}}}",
+                    schemas.join(", ")
+                ),
+                "must only have a single schema if x-kubernetes-list-type is map",
+            ));
+        }
         _ => {}
     }
     let Some(is) = items else {

@@ -3,7 +3,7 @@
 //! status subresource is on, structural rules, the OpenAPI rules, and CEL.
 
 use serde_json::{Value, json};
-use skein_admission::{Cause, render_value};
+use skein_admission::Cause;
 
 use super::default_values;
 use super::json::{non_zero, obj, present};
@@ -131,10 +131,9 @@ pub(crate) fn validate_validation(
                 continue;
             }
             if !ALLOWED_AT_ROOT.contains(&name) {
-                // Upstream prints the Go struct; Skein prints its JSON.
                 out.push(Cause::invalid_rendered(
                     &schema_path,
-                    &render_value(schema),
+                    &super::render::schema_props(schema),
                     format!(
                         "only [{}] fields are allowed at the root of the schema if the status subresource is enabled",
                         ALLOWED_AT_ROOT.join(" ")
