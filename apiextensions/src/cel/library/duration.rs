@@ -37,6 +37,9 @@ pub(crate) fn parse_go(s: &str) -> Option<chrono::Duration> {
             _ => return None,
         };
         let (whole, frac) = number.split_once('.').unwrap_or((number, ""));
+        if !frac.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
         let whole: i128 = if whole.is_empty() {
             0
         } else {
@@ -60,7 +63,17 @@ pub(crate) fn parse_go(s: &str) -> Option<chrono::Duration> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::parse_go;
+
+    proptest! {
+        /// Any text: a duration or `None`, never a panic.
+        #[test]
+        fn never_panics(s in "[-+0-9.a-zµ]{0,16}") {
+            let _ = parse_go(&s);
+        }
+    }
 
     #[test]
     fn go_durations() {
@@ -73,5 +86,8 @@ mod tests {
         assert_eq!(secs("1"), None);
         assert_eq!(secs("1d"), None);
         assert_eq!(secs("9999999999h"), None);
+        assert_eq!(secs("1.2.3s"), None);
+        assert_eq!(secs(".5s"), Some(500));
+        assert_eq!(secs("1..s"), None);
     }
 }

@@ -78,6 +78,12 @@ fn parse_cidr(s: &str) -> Result<Cidr, String> {
     Ok(Cidr(ip, len))
 }
 
+/// Both parsers over `s`, for the never-panics test.
+#[cfg(test)]
+pub(crate) fn parse_any(s: &str) -> (bool, bool) {
+    (parse_ip(s).is_ok(), parse_cidr(s).is_ok())
+}
+
 fn masked(ip: IpAddr, len: u8) -> IpAddr {
     match ip {
         IpAddr::V4(v4) => {

@@ -173,3 +173,27 @@ pub(crate) fn order(a: &Value, b: &Value) -> Result<Ordering, ExecutionError> {
     a.partial_cmp(b)
         .ok_or_else(|| ExecutionError::ValuesNotComparable(a.clone(), b.clone()))
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The libraries' parsers return a value or an error for any text,
+        /// never panic.
+        #[test]
+        fn parsers_never_panic(s in "\\PC{0,24}", t in "[-+0-9a-fA-F:./%\\[\\]@?&=#v]{0,24}") {
+            for input in [s.as_str(), t.as_str()] {
+                let _ = super::urls::Url::parse(input);
+                let _ = super::ip::parse_any(input);
+                let _ = super::semver::parse_any(input);
+                let _ = super::format::base64_decode(input);
+                let _ = super::duration::parse_go(input);
+                let _ = super::super::escape::escape(input);
+                let _ = super::super::field_path::normalize(input, &serde_json::json!({"properties": {"a": {}}}));
+                let _ = super::super::check::render(input, input.len() / 2, "m");
+                let _ = skein_admission::quantity::Quantity::parse(input);
+            }
+        }
+    }
+}
