@@ -174,6 +174,31 @@ fn build(
     node
 }
 
+/// Upstream skips CEL rules when schema validation already found a
+/// "blocking" error (types `FieldValueNotSupported`, `Required`,
+/// `TooLong`, `TooMany`, `TypeInvalid`: the rules would run on data of
+/// the wrong shape) and adds this cause instead (`hasBlockingErr` in the
+/// custom resource strategy). `None` when the rules should run.
+pub fn blocking_cause(schema_causes: &[Cause]) -> Option<Cause> {
+    let blocking = [
+        Cause::FIELD_VALUE_NOT_SUPPORTED,
+        Cause::FIELD_VALUE_REQUIRED,
+        Cause::FIELD_VALUE_TOO_LONG,
+        Cause::FIELD_VALUE_TOO_MANY,
+        "FieldValueTypeInvalid",
+    ];
+    schema_causes
+        .iter()
+        .any(|c| blocking.contains(&c.reason.as_str()))
+        .then(|| {
+            Cause::invalid_rendered(
+                "<nil>",
+                "\"null\"",
+                "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+            )
+        })
+}
+
 impl Rules {
     /// Whether the schema has no rules (validation has nothing to do).
     pub fn is_empty(&self) -> bool {

@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use super::*;
+use skein_admission::Cause;
 
 fn obj(props: Value, rules: Value) -> Value {
     json!({"type": "object", "properties": props, "x-kubernetes-validations": rules})
@@ -424,6 +425,19 @@ fn all_of_rules() {
     assert_eq!(
         causes[0].field,
         "s.allOf[0].x-kubernetes-validations[0].rule"
+    );
+}
+
+#[test]
+fn blocking_schema_errors_skip_the_rules() {
+    assert_eq!(
+        blocking_cause(&[Cause::invalid("spec.x", &json!(1), "bad")]),
+        None
+    );
+    let cause = blocking_cause(&[Cause::required("spec.x", "")]).unwrap();
+    assert_eq!(
+        cause.to_string(),
+        "<nil>: Invalid value: \"null\": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"
     );
 }
 
