@@ -619,7 +619,11 @@ fn unquote_char<'t>(s: &'t str, quote: u8, out: &mut Vec<u8>) -> Option<&'t str>
         return Some(&s[ch.len_utf8()..]);
     }
     let e = *s.as_bytes().get(1)?;
-    let rest = &s[2..];
+    if !e.is_ascii() {
+        // Go: no escape starts with a non-ASCII character.
+        return None;
+    }
+    let rest = s.get(2..)?;
     let simple = |b: u8, out: &mut Vec<u8>| {
         out.push(b);
         Some(rest)

@@ -583,6 +583,11 @@ fn parser_errors() {
     );
     parse_err("{[?(@.a==1)x}", "unclosed array expect ]");
     parse_err("{\t}", "unrecognized character in action: U+0009");
+    parse_err(r#"{"\é"}"#, r#"unquote string "\é" error invalid syntax"#);
+    assert_eq!(
+        execute(r#"{"\u00e9\x41\101\t"}"#, &Value::Null).as_deref(),
+        Ok("éAA\t")
+    );
     assert!(JsonPath::parse(".spec.replicas").is_ok());
     assert!(JsonPath::parse(r".metadata.labels['app\.k8s/x']").is_ok());
     assert!(JsonPath::parse(".status.conditions[?(@.type==\"Ready\")].status").is_ok());
@@ -684,7 +689,13 @@ proptest! {
     /// Any text parses or fails cleanly; a parsed path evaluates on any
     /// JSON without panicking.
     #[test]
-    fn never_panics(expr in r#"[.a-z0-9\[\]\(\)\?@$*:,'"=<>!\\{} -]{0,24}"#, obj in arb_json()) {
+    fn never_panics(
+        expr in prop_oneof![
+            r#"[.a-z0-9\[\]\(\)\?@$*:,'"=<>!\\{} é日\u{2028}-]{0,24}"#,
+            any::<String>(),
+        ],
+        obj in arb_json(),
+    ) {
         if let Ok(path) = JsonPath::parse(&expr) {
             let _ = path.find_results(&obj);
             let _ = path.find(&obj);
