@@ -6,15 +6,26 @@
 //!
 //! [`compile`] turns one version's `openAPIV3Schema` into [`Rules`] once;
 //! [`Rules::validate`] evaluates them against a custom resource (and its
-//! old version on update). The `cel` crate parses and interprets; this
-//! module gives it typed data ([`value`]), Kubernetes' functions
-//! ([`library`]) and upstream's paths and messages.
+//! old version on update). The `cel` crate (0.15) parses and interprets;
+//! this module gives it typed data, Kubernetes' functions and upstream's
+//! paths and messages.
 //!
-//! - `node.rs`: the schema tree the rules sit on; `escape.rs`: CEL names of
-//!   properties; `rule.rs`: one rule's checks and compilation;
-//!   `field_path.rs`: `fieldPath`; `check.rs`: static checks;
-//!   `env.rs`: the shared environment and error texts; `eval.rs`: the walk
-//!   over a resource (correlation of old values, ratcheting).
+//! - `node.rs`: the schema tree the rules sit on (CEL types, list types,
+//!   correlation); `escape.rs`: CEL names of properties (`a__dash__b`);
+//!   `rule.rs`: one rule's checks and compilation; `field_path.rs`:
+//!   `fieldPath`; `check.rs`: static checks standing in for cel-go's type
+//!   checker (undefined fields, undeclared names, mismatched comparisons,
+//!   bad literals); `env.rs`: the shared environment and cel-go's error
+//!   texts; `value.rs`: JSON as typed CEL values, strings borrowed;
+//!   `eval.rs`: the walk over a resource (correlation of old values,
+//!   ratcheting); `library/`: lists, sets, regex, quantity, URLs, IP/CIDR,
+//!   format, semver.
+//!
+//! Known differences from upstream: no cost estimation or runtime cost
+//! limits; two-variable comprehensions are refused at compile time; set
+//! and map lists compare in order (upstream ignores order); the parser's
+//! syntax-error texts are ANTLR's (as cel-go's) but may word some cases
+//! differently.
 
 mod check;
 mod env;
