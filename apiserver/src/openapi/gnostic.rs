@@ -334,6 +334,45 @@ pub struct Schema {
     /// `default = 5`.
     #[prost(message, optional, tag = "5")]
     pub default: Option<Any>,
+    /// `multiple_of = 6`.
+    #[prost(double, tag = "6")]
+    pub multiple_of: f64,
+    /// `maximum = 7`.
+    #[prost(double, tag = "7")]
+    pub maximum: f64,
+    /// `exclusive_maximum = 8`.
+    #[prost(bool, tag = "8")]
+    pub exclusive_maximum: bool,
+    /// `minimum = 9`.
+    #[prost(double, tag = "9")]
+    pub minimum: f64,
+    /// `exclusive_minimum = 10`.
+    #[prost(bool, tag = "10")]
+    pub exclusive_minimum: bool,
+    /// `max_length = 11`.
+    #[prost(int64, tag = "11")]
+    pub max_length: i64,
+    /// `min_length = 12`.
+    #[prost(int64, tag = "12")]
+    pub min_length: i64,
+    /// `pattern = 13`.
+    #[prost(string, tag = "13")]
+    pub pattern: String,
+    /// `max_items = 14`.
+    #[prost(int64, tag = "14")]
+    pub max_items: i64,
+    /// `min_items = 15`.
+    #[prost(int64, tag = "15")]
+    pub min_items: i64,
+    /// `unique_items = 16`.
+    #[prost(bool, tag = "16")]
+    pub unique_items: bool,
+    /// `max_properties = 17`.
+    #[prost(int64, tag = "17")]
+    pub max_properties: i64,
+    /// `min_properties = 18`.
+    #[prost(int64, tag = "18")]
+    pub min_properties: i64,
     /// `required = 19`.
     #[prost(string, repeated, tag = "19")]
     pub required: Vec<String>,
@@ -440,12 +479,28 @@ pub fn schema(v: &Value) -> Schema {
             })
             .unwrap_or_default()
     };
+    let num = |k: &str| v.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+    let int = |k: &str| v.get(k).and_then(Value::as_i64).unwrap_or(0);
+    let flag = |k: &str| v.get(k).and_then(Value::as_bool).unwrap_or(false);
     Schema {
         r#ref: str_of(v, "$ref"),
         format: str_of(v, "format"),
         title: str_of(v, "title"),
         description: str_of(v, "description"),
         default: v.get("default").map(any),
+        multiple_of: num("multipleOf"),
+        maximum: num("maximum"),
+        exclusive_maximum: flag("exclusiveMaximum"),
+        minimum: num("minimum"),
+        exclusive_minimum: flag("exclusiveMinimum"),
+        max_length: int("maxLength"),
+        min_length: int("minLength"),
+        pattern: str_of(v, "pattern"),
+        max_items: int("maxItems"),
+        min_items: int("minItems"),
+        unique_items: flag("uniqueItems"),
+        max_properties: int("maxProperties"),
+        min_properties: int("minProperties"),
         required: strings("required"),
         r#enum: v
             .get("enum")
@@ -635,4 +690,40 @@ pub fn encode(doc: &Value) -> Vec<u8> {
         definitions,
     }
     .encode_to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use prost::Message;
+    use serde_json::json;
+
+    use super::*;
+
+    /// The value validations of CRD schemas survive the protobuf encoding.
+    #[test]
+    fn value_validations_are_encoded() {
+        let v = json!({"type": "integer", "minimum": 1, "maximum": 10.5, "exclusiveMaximum": true,
+            "multipleOf": 2, "pattern": "^a", "maxLength": 3, "minLength": 1, "maxItems": 4,
+            "minItems": 2, "uniqueItems": true, "maxProperties": 6, "minProperties": 5,
+            "x-kubernetes-validations": [{"rule": "self > 1"}]});
+        let s = schema(&v);
+        let back = Schema::decode(s.encode_to_vec().as_slice()).unwrap_or_default();
+        assert_eq!(
+            (back.minimum, back.maximum, back.multiple_of),
+            (1.0, 10.5, 2.0)
+        );
+        assert!(back.exclusive_maximum && !back.exclusive_minimum && back.unique_items);
+        assert_eq!(back.pattern, "^a");
+        assert_eq!(
+            (
+                back.max_length,
+                back.min_length,
+                back.max_items,
+                back.min_items
+            ),
+            (3, 1, 4, 2)
+        );
+        assert_eq!((back.max_properties, back.min_properties), (6, 5));
+        assert_eq!(back.vendor_extension[0].name, "x-kubernetes-validations");
+    }
 }
