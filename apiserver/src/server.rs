@@ -84,7 +84,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let state = AppState::with_registry(store.clone(), registry);
     // Addresses that stored Services hold are taken before anything is served.
     if let Some(services) = crate::registry::resource::find("", "v1", "services") {
-        match state.registry.all_of(services).await {
+        match state.registry.all_of(&services).await {
             Ok(existing) => crate::admission::seed(&allocator, existing.iter()),
             Err(e) => {
                 store.close().await;

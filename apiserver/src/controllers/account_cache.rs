@@ -70,7 +70,7 @@ impl AccountCache {
             return;
         };
         loop {
-            match registry.watch(res, None, WatchQuery::default()).await {
+            match registry.watch(&res, None, WatchQuery::default()).await {
                 Ok(mut events) => {
                     self.edit(HashMap::clear);
                     while let Some(item) = events.next().await {
@@ -109,7 +109,7 @@ impl AccountCache {
         ) else {
             return Lookup::Missing;
         };
-        match registry.get(namespaces, "", ns).await {
+        match registry.get(&namespaces, "", ns).await {
             Ok(n) if object::is_deleting(&n) => return Lookup::NamespaceUnusable,
             Ok(_) => {}
             Err(e) if e.reason() == "NotFound" => return Lookup::NamespaceUnusable,
@@ -126,7 +126,7 @@ impl AccountCache {
             if attempt > 0 {
                 tokio::time::sleep(pause).await;
             }
-            match registry.get(accounts, ns, name).await {
+            match registry.get(&accounts, ns, name).await {
                 Ok(sa) => return Lookup::Found(sa),
                 Err(e) if e.reason() == "NotFound" => {}
                 Err(e) => return Lookup::Failed(e.message().to_string()),

@@ -106,7 +106,7 @@ async fn watch_once(registry: &Registry) -> Result<(), ApiError> {
     };
     // List, then watch from the list's revision: rules are aggregated
     // from a complete view, as upstream waits for its informer to sync.
-    let page = registry.list(res, None, &ListQuery::default()).await?;
+    let page = registry.list(&res, None, &ListQuery::default()).await?;
     let mut roles: BTreeMap<String, Value> = page
         .items
         .into_iter()
@@ -116,8 +116,8 @@ async fn watch_once(registry: &Registry) -> Result<(), ApiError> {
         resource_version: Some(page.revision.to_string()),
         ..WatchQuery::default()
     };
-    let mut events = registry.watch(res, None, q).await?;
-    sync(registry, res, &roles).await;
+    let mut events = registry.watch(&res, None, q).await?;
+    sync(registry, &res, &roles).await;
     while let Some(item) = events.next().await {
         match item {
             WatchItem::Added(o) | WatchItem::Modified(o) => {
@@ -129,7 +129,7 @@ async fn watch_once(registry: &Registry) -> Result<(), ApiError> {
             WatchItem::Bookmark { .. } => continue,
             WatchItem::Error(e) => return Err(e),
         }
-        sync(registry, res, &roles).await;
+        sync(registry, &res, &roles).await;
     }
     Ok(())
 }

@@ -112,11 +112,13 @@ async fn create(
         return Ok(());
     };
     let name = object::name(&obj).to_string();
-    if registry.get(res, "", &name).await.is_ok() {
+    if registry.get(&res, "", &name).await.is_ok() {
         return Ok(());
     }
-    let obj = (res.normalize)(obj).map_err(|e| ApiError::internal(e.to_string()))?;
-    match registry.create(res, "", obj, &opts()).await {
+    let obj = res
+        .normalize(obj)
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    match registry.create(&res, "", obj, &opts()).await {
         Ok(_) => {
             tracing::info!(resource = res.plural, name, "created bootstrap object");
             Ok(())
@@ -132,14 +134,14 @@ async fn label_namespaces(registry: &Registry) -> Result<(), ApiError> {
     let Some(res) = resource::find("", "v1", "namespaces") else {
         return Ok(());
     };
-    let page = registry.list(res, None, &ListQuery::default()).await?;
+    let page = registry.list(&res, None, &ListQuery::default()).await?;
     for ns in page.items {
         let name = object::name(&ns).to_string();
         if object::labels(&ns).get(LABEL) == Some(&name) {
             continue;
         }
         let result = registry
-            .update_with(res, "", &name, Target::Main, &opts(), |current| {
+            .update_with(&res, "", &name, Target::Main, &opts(), |current| {
                 let mut next = current.clone();
                 namespace_name::label(&mut next, &name);
                 Ok(next)

@@ -28,7 +28,7 @@ use crate::status::ApiError;
 /// What the collector knows about one object.
 #[derive(Clone, Debug)]
 struct Node {
-    res: &'static ResourceInfo,
+    res: std::sync::Arc<ResourceInfo>,
     namespace: String,
     name: String,
     owners: Vec<String>,
@@ -37,7 +37,7 @@ struct Node {
 }
 
 impl Node {
-    fn of(res: &'static ResourceInfo, header: Header) -> Node {
+    fn of(res: std::sync::Arc<ResourceInfo>, header: Header) -> Node {
         Node {
             res,
             namespace: header.namespace,
@@ -202,7 +202,7 @@ async fn collect_dependent(
             ..DeleteOptions::default()
         };
         registry
-            .delete(node.res, &node.namespace, &node.name, &opts)
+            .delete(&node.res, &node.namespace, &node.name, &opts)
             .await
             .map(|_| ())
     } else if let Some(gone) = gone {
@@ -225,7 +225,7 @@ async fn edit(
 ) -> Result<(), ApiError> {
     registry
         .update_with(
-            node.res,
+            &node.res,
             &node.namespace,
             &node.name,
             Target::Main,
@@ -296,7 +296,7 @@ async fn handle_deleting_owner(registry: &Registry, graph: &Graph, uid: &str, no
             };
             let mut r = Ok(());
             for (_, d) in dependents.iter().filter(|(_, d)| !d.deleting) {
-                if let Err(e) = registry.delete(d.res, &d.namespace, &d.name, &opts).await
+                if let Err(e) = registry.delete(&d.res, &d.namespace, &d.name, &opts).await
                     && e.reason() != "NotFound"
                 {
                     r = Err(e);

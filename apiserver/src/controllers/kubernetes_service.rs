@@ -78,7 +78,7 @@ fn opts() -> WriteOptions {
     }
 }
 
-fn find(group: &str, plural: &str) -> Result<&'static ResourceInfo, ApiError> {
+fn find(group: &str, plural: &str) -> Result<std::sync::Arc<ResourceInfo>, ApiError> {
     resource::find(group, "v1", plural)
         .ok_or_else(|| ApiError::internal(format!("resource {plural} is not served")))
 }
@@ -177,7 +177,7 @@ const SERVICE_NAME: &str = "kubernetes.io/service-name";
 /// right; `fix` corrects one in place.
 async fn keep(
     registry: &Registry,
-    res: &'static ResourceInfo,
+    res: &ResourceInfo,
     desired: Value,
     current: impl Fn(&Value) -> bool,
     fix: impl Fn(&mut Value) + Send + Sync,
@@ -199,7 +199,9 @@ async fn keep(
             Ok(())
         }
         Err(e) if e.reason() == "NotFound" => {
-            let obj = (res.normalize)(desired).map_err(|e| ApiError::internal(e.to_string()))?;
+            let obj = res
+                .normalize(desired)
+                .map_err(|e| ApiError::internal(e.to_string()))?;
             match registry.create(res, NAMESPACE, obj, &opts()).await {
                 Ok(_) => Ok(()),
                 Err(e) if e.reason() == "AlreadyExists" => Ok(()),
@@ -220,7 +222,7 @@ pub async fn reconcile(registry: &Registry, ep: &Endpoint) -> Result<(), ApiErro
     let want_ports = ports(ep);
     keep(
         registry,
-        services,
+        &services,
         service(ep),
         |svc| service_current(svc, ep),
         |svc| {
@@ -236,7 +238,7 @@ pub async fn reconcile(registry: &Registry, ep: &Endpoint) -> Result<(), ApiErro
     let want = subsets(ep);
     keep(
         registry,
-        endpoints,
+        &endpoints,
         json!({
             "apiVersion": "v1",
             "kind": "Endpoints",
@@ -267,7 +269,7 @@ pub async fn reconcile(registry: &Registry, ep: &Endpoint) -> Result<(), ApiErro
     }
     keep(
         registry,
-        slices,
+        &slices,
         slice,
         |obj| {
             fields.iter().all(|(k, v)| obj.get(*k) == Some(v)) && has_label(obj, SERVICE_NAME, NAME)
@@ -305,12 +307,12 @@ async fn watch_once(registry: &Registry, ep: &Endpoint) -> Result<(), ApiError> 
     ] {
         let res = find(group, plural)?;
         let q = WatchQuery {
-            filter: Filter::parse(res, None, Some(&selector))?,
+            filter: Filter::parse(&res, None, Some(&selector))?,
             // Only changes: the reconcile below covers what exists now.
             resource_version: Some(registry_revision(registry).await?),
             ..WatchQuery::default()
         };
-        streams.push(registry.watch(res, Some(NAMESPACE), q).await?);
+        streams.push(registry.watch(&res, Some(NAMESPACE), q).await?);
     }
     let mut changes = select_all(streams);
     let mut tick = tokio::time::interval(INTERVAL);

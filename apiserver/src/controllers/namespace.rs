@@ -31,7 +31,7 @@ pub async fn run(registry: Registry) {
     };
     loop {
         let stream = registry
-            .watch(namespaces, None, WatchQuery::default())
+            .watch(&namespaces, None, WatchQuery::default())
             .await;
         let mut stream = match stream {
             Ok(s) => s,
@@ -89,12 +89,12 @@ async fn finish(registry: &Registry, ns: &str) -> Result<bool, ApiError> {
     let mut remaining = Remaining::default();
     let mut failures: Vec<String> = Vec::new();
     let mut seen = BTreeSet::new();
-    for res in resource::stored().filter(|r| r.namespaced) {
+    for res in resource::stored().into_iter().filter(|r| r.namespaced) {
         // One version per resource, as upstream's preferred-version discovery.
         if !seen.insert((res.group, res.plural)) {
             continue;
         }
-        let page = match registry.list(res, Some(ns), &ListQuery::default()).await {
+        let page = match registry.list(&res, Some(ns), &ListQuery::default()).await {
             Ok(page) => page,
             Err(e) => {
                 failures.push(e.message().to_string());
@@ -106,14 +106,14 @@ async fn finish(registry: &Registry, ns: &str) -> Result<bool, ApiError> {
             if object::is_deleting(obj) {
                 continue;
             }
-            match registry.delete(res, ns, object::name(obj), &opts).await {
+            match registry.delete(&res, ns, object::name(obj), &opts).await {
                 Ok(_) => deleted_any = true,
                 Err(e) if e.reason() == "NotFound" => {}
                 Err(e) => failures.push(e.message().to_string()),
             }
         }
         let left = if deleted_any {
-            match registry.list(res, Some(ns), &ListQuery::default()).await {
+            match registry.list(&res, Some(ns), &ListQuery::default()).await {
                 Ok(page) => page.items,
                 Err(e) => {
                     failures.push(e.message().to_string());
@@ -123,7 +123,7 @@ async fn finish(registry: &Registry, ns: &str) -> Result<bool, ApiError> {
         } else {
             page.items
         };
-        remaining.add(res, &left);
+        remaining.add(&res, &left);
     }
     let conditions = conditions::of(&remaining, &failures);
     record_conditions(registry, ns, &conditions).await?;
@@ -140,7 +140,7 @@ async fn finish(registry: &Registry, ns: &str) -> Result<bool, ApiError> {
         ..WriteOptions::default()
     };
     registry
-        .update_with(namespaces, "", ns, Target::Main, &opts, |current| {
+        .update_with(&namespaces, "", ns, Target::Main, &opts, |current| {
             let mut next = current.clone();
             if let Some(spec) = next.get_mut("spec").and_then(Value::as_object_mut) {
                 let kept: Vec<Value> = spec
@@ -176,7 +176,7 @@ async fn record_conditions(
     let Some(namespaces) = resource::find("", "v1", "namespaces") else {
         return Ok(());
     };
-    let current = registry.get(namespaces, "", ns).await?;
+    let current = registry.get(&namespaces, "", ns).await?;
     let now = object::now_rfc3339();
     let Some(next) = conditions::merge(&current, conditions, &now) else {
         return Ok(());
@@ -187,7 +187,7 @@ async fn record_conditions(
         ..WriteOptions::default()
     };
     registry
-        .update_with(namespaces, "", ns, Target::Status, &opts, |current| {
+        .update_with(&namespaces, "", ns, Target::Status, &opts, |current| {
             let mut obj = current.clone();
             let merged =
                 conditions::merge(current, conditions, &now).unwrap_or_else(|| next.clone());

@@ -20,7 +20,7 @@ pub(crate) struct Kept<F> {
     /// For logs: what the controller keeps.
     pub what: &'static str,
     /// The kept object's resource.
-    pub res: &'static ResourceInfo,
+    pub res: std::sync::Arc<ResourceInfo>,
     /// The kept object's name.
     pub name: &'static str,
     /// Makes the object right in one Active namespace.
@@ -45,7 +45,7 @@ where
         return;
     };
     loop {
-        if let Err(e) = watch_once(&registry, namespaces, &mut kept).await {
+        if let Err(e) = watch_once(&registry, &namespaces, &mut kept).await {
             tracing::warn!(controller = kept.what, error = %e, "restarting");
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
@@ -54,7 +54,7 @@ where
 
 async fn watch_once<F, Fut>(
     registry: &Registry,
-    namespaces: &'static ResourceInfo,
+    namespaces: &std::sync::Arc<ResourceInfo>,
     kept: &mut Kept<F>,
 ) -> Result<(), ApiError>
 where
@@ -63,13 +63,13 @@ where
 {
     let selector = format!("metadata.name={}", kept.name);
     let objects = WatchQuery {
-        filter: Filter::parse(kept.res, None, Some(&selector))?,
+        filter: Filter::parse(&kept.res, None, Some(&selector))?,
         ..WatchQuery::default()
     };
     let mut ns_events = registry
         .watch(namespaces, None, WatchQuery::default())
         .await?;
-    let mut obj_events = registry.watch(kept.res, None, objects).await?;
+    let mut obj_events = registry.watch(&kept.res, None, objects).await?;
     let mut active: BTreeSet<String> = BTreeSet::new();
     let mut dirty: BTreeSet<String> = BTreeSet::new();
     let mut tick = tokio::time::interval(Duration::from_secs(1));

@@ -63,11 +63,11 @@ pub async fn ensure(registry: &Registry, ns: &str, ca_pem: &str) -> Result<(), A
     let Some(res) = resource::find("", "v1", "configmaps") else {
         return Ok(());
     };
-    match registry.get(res, ns, NAME).await {
+    match registry.get(&res, ns, NAME).await {
         Ok(cm) if current(&cm, ca_pem) => Ok(()),
         Ok(_) => {
             registry
-                .update_with(res, ns, NAME, Target::Main, &opts(), |cm| {
+                .update_with(&res, ns, NAME, Target::Main, &opts(), |cm| {
                     let mut next = cm.clone();
                     if let Some(map) = next.as_object_mut() {
                         map.insert("data".into(), json!({"ca.crt": ca_pem}));
@@ -97,8 +97,10 @@ pub async fn ensure(registry: &Registry, ns: &str, ca_pem: &str) -> Result<(), A
                 },
                 "data": {"ca.crt": ca_pem},
             });
-            let obj = (res.normalize)(obj).map_err(|e| ApiError::internal(e.to_string()))?;
-            registry.create(res, ns, obj, &opts()).await?;
+            let obj = res
+                .normalize(obj)
+                .map_err(|e| ApiError::internal(e.to_string()))?;
+            registry.create(&res, ns, obj, &opts()).await?;
             Ok(())
         }
         Err(e) => Err(e),

@@ -37,18 +37,20 @@ pub async fn ensure(registry: &Registry, ns: &str) -> Result<(), ApiError> {
     let Some(res) = resource::find("", "v1", "serviceaccounts") else {
         return Ok(());
     };
-    match registry.get(res, ns, DEFAULT).await {
+    match registry.get(&res, ns, DEFAULT).await {
         Ok(_) => return Ok(()),
         Err(e) if e.reason() == "NotFound" => {}
         Err(e) => return Err(e),
     }
     let obj = json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": DEFAULT, "namespace": ns}});
-    let obj = (res.normalize)(obj).map_err(|e| ApiError::internal(e.to_string()))?;
+    let obj = res
+        .normalize(obj)
+        .map_err(|e| ApiError::internal(e.to_string()))?;
     let opts = WriteOptions {
         field_manager: MANAGER.into(),
         ..WriteOptions::default()
     };
-    registry.create(res, ns, obj, &opts).await?;
+    registry.create(&res, ns, obj, &opts).await?;
     tracing::debug!(namespace = ns, "created the default ServiceAccount");
     Ok(())
 }

@@ -122,7 +122,9 @@ async fn resource_call(state: AppState, call: Call, p: ResourcePath) -> Result<R
     if res.group.is_empty() && res.plural == "componentstatuses" && p.subresource.is_none() {
         let name = p.name.as_deref();
         let (method, query, headers) = (&call.method, &call.query, &call.headers);
-        return Ok(super::componentstatus::handle(&state, res, method, name, query, headers).await);
+        return Ok(
+            super::componentstatus::handle(&state, &res, method, name, query, headers).await,
+        );
     }
     if !res.namespaced && p.namespace.is_some() {
         return Err(ApiError::path_not_found());
@@ -131,52 +133,52 @@ async fn resource_call(state: AppState, call: Call, p: ResourcePath) -> Result<R
     match (&call.method, p.name.as_deref(), p.subresource.as_deref()) {
         (&Method::GET, None, None) => {
             if call.query.bool("watch")?.unwrap_or(false) {
-                super::watch::serve(&state, res, ns, &call.query, &call.headers).await
+                super::watch::serve(&state, &res, ns, &call.query, &call.headers).await
             } else {
-                list(&state, res, ns, &call).await
+                list(&state, &res, ns, &call).await
             }
         }
         (&Method::POST, None, None) => {
-            let ns = namespace_for_write(res, ns)?;
-            create(&state, res, &ns, &call).await
+            let ns = namespace_for_write(&res, ns)?;
+            create(&state, &res, &ns, &call).await
         }
         (&Method::DELETE, None, None) => {
             if !res.verbs().contains(&"deletecollection") {
                 return Err(ApiError::method_not_allowed());
             }
-            delete_collection(&state, res, ns, &call).await
+            delete_collection(&state, &res, ns, &call).await
         }
         (&Method::GET, Some(name), None) => {
-            let obj = state.registry.get(res, ns.unwrap_or(""), name).await?;
-            get_response(res, &obj, &call)
+            let obj = state.registry.get(&res, ns.unwrap_or(""), name).await?;
+            get_response(&res, &obj, &call)
         }
         (&Method::GET, Some(name), Some("status")) if res.status => {
-            let obj = state.registry.get(res, ns.unwrap_or(""), name).await?;
-            get_response(res, &obj, &call)
+            let obj = state.registry.get(&res, ns.unwrap_or(""), name).await?;
+            get_response(&res, &obj, &call)
         }
         (&Method::PUT, Some(name), sub @ (None | Some("status"))) => {
             if sub.is_some() && !res.status {
                 return Err(ApiError::path_not_found());
             }
-            let ns = namespace_for_write(res, ns)?;
-            update(&state, res, &ns, name, sub_target(sub), &call).await
+            let ns = namespace_for_write(&res, ns)?;
+            update(&state, &res, &ns, name, sub_target(sub), &call).await
         }
         (&Method::PATCH, Some(name), sub @ (None | Some("status"))) => {
             if sub.is_some() && !res.status {
                 return Err(ApiError::path_not_found());
             }
-            let ns = namespace_for_write(res, ns)?;
-            super::patch::handle(&state, res, &ns, name, sub_target(sub), &call).await
+            let ns = namespace_for_write(&res, ns)?;
+            super::patch::handle(&state, &res, &ns, name, sub_target(sub), &call).await
         }
         (&Method::DELETE, Some(name), None) => {
-            let ns = namespace_for_write(res, ns)?;
-            delete(&state, res, &ns, name, &call).await
+            let ns = namespace_for_write(&res, ns)?;
+            delete(&state, &res, &ns, name, &call).await
         }
         (m, Some(name), Some("scale")) if res.scale.is_some() => {
-            let ns = namespace_for_write(res, ns)?;
+            let ns = namespace_for_write(&res, ns)?;
             super::scale::handle(
                 &state,
-                res,
+                &res,
                 &ns,
                 name,
                 m,
@@ -188,9 +190,9 @@ async fn resource_call(state: AppState, call: Call, p: ResourcePath) -> Result<R
         }
         (_, Some(name), Some(sub))
             if !matches!(sub, "status" | "scale")
-                && crate::registry::subresource::find(res, sub).is_some() =>
+                && crate::registry::subresource::find(&res, sub).is_some() =>
         {
-            super::subresource::handle(&state, &call, res, ns, name, sub).await
+            super::subresource::handle(&state, &call, &res, ns, name, sub).await
         }
         (_, _, Some(_)) => Err(ApiError::path_not_found()),
         _ => Err(ApiError::method_not_allowed()),
@@ -323,7 +325,7 @@ pub(super) fn write_options(call: &Call, options: &str) -> Result<WriteOptions, 
 
 async fn list(
     state: &AppState,
-    res: &'static ResourceInfo,
+    res: &ResourceInfo,
     ns: Option<&str>,
     call: &Call,
 ) -> Result<Response, ApiError> {
@@ -369,7 +371,7 @@ async fn list(
 
 async fn create(
     state: &AppState,
-    res: &'static ResourceInfo,
+    res: &ResourceInfo,
     ns: &str,
     call: &Call,
 ) -> Result<Response, ApiError> {
@@ -383,7 +385,7 @@ async fn create(
 
 async fn update(
     state: &AppState,
-    res: &'static ResourceInfo,
+    res: &ResourceInfo,
     ns: &str,
     name: &str,
     target: Target,
@@ -470,7 +472,7 @@ fn delete_options(call: &Call) -> Result<DeleteOptions, ApiError> {
 
 async fn delete(
     state: &AppState,
-    res: &'static ResourceInfo,
+    res: &ResourceInfo,
     ns: &str,
     name: &str,
     call: &Call,
@@ -494,7 +496,7 @@ async fn delete(
 
 async fn delete_collection(
     state: &AppState,
-    res: &'static ResourceInfo,
+    res: &ResourceInfo,
     ns: Option<&str>,
     call: &Call,
 ) -> Result<Response, ApiError> {

@@ -172,7 +172,7 @@ pub fn admit_object(
             res.api_version
         )));
     }
-    let normalized = (res.normalize)(raw.clone()).map_err(|e| {
+    let normalized = res.normalize(raw.clone()).map_err(|e| {
         // Go's own words for a value of the wrong JSON type; serde's
         // message for anything else the typed decode rejects.
         let why = crate::wire::typecheck::type_error(&raw, res.api_version, res.kind)
@@ -353,7 +353,7 @@ mod tests {
     fn type_errors_read_as_go() {
         let res = crate::registry::resource::find("apps", "v1", "deployments").unwrap();
         let d = parse_json(br#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":true}},"spec":{"containers":[{"name":"c","image":"i"}]}}}}"#).unwrap();
-        let err = admit_object(res, d, FieldValidation::Strict).unwrap_err();
+        let err = admit_object(&res, d, FieldValidation::Strict).unwrap_err();
         assert_eq!(err.code(), 400);
         assert_eq!(
             err.message(),
@@ -365,7 +365,7 @@ mod tests {
     fn unknown_fields_by_path() {
         let res = crate::registry::resource::find("", "v1", "configmaps").unwrap();
         let d = parse_json(br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","bogus":1,"creationTimestamp":null},"data":{"a":"b"},"extra":true}"#).unwrap();
-        let (obj, warnings) = admit_object(res, d, FieldValidation::Warn).unwrap();
+        let (obj, warnings) = admit_object(&res, d, FieldValidation::Warn).unwrap();
         assert_eq!(
             warnings,
             vec![
@@ -378,7 +378,7 @@ mod tests {
             br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"extra":true}"#,
         )
         .unwrap();
-        let err = admit_object(res, d, FieldValidation::Strict).unwrap_err();
+        let err = admit_object(&res, d, FieldValidation::Strict).unwrap_err();
         assert_eq!(
             err.message(),
             "strict decoding error: unknown field \"extra\""
@@ -386,7 +386,7 @@ mod tests {
         let d =
             parse_json(br#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"x"}}"#).unwrap();
         assert_eq!(
-            admit_object(res, d, FieldValidation::Ignore)
+            admit_object(&res, d, FieldValidation::Ignore)
                 .unwrap_err()
                 .code(),
             400

@@ -42,7 +42,7 @@ const STORAGE: &str = "etcd-0";
 /// Serves `/api/v1/componentstatuses[/{name}]`.
 pub async fn handle(
     state: &AppState,
-    res: &'static ResourceInfo,
+    res: &ResourceInfo,
     method: &Method,
     name: Option<&str>,
     query: &Query,
@@ -64,7 +64,7 @@ pub async fn handle(
 
 async fn serve(
     state: &AppState,
-    res: &'static ResourceInfo,
+    res: &ResourceInfo,
     name: Option<&str>,
     query: &Query,
     headers: &axum::http::HeaderMap,

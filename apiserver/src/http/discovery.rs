@@ -13,13 +13,13 @@ use crate::registry::subresource;
 struct GroupVersion {
     group: &'static str,
     version: &'static str,
-    resources: Vec<&'static ResourceInfo>,
+    resources: Vec<std::sync::Arc<ResourceInfo>>,
 }
 
 /// Every served group/version (one version per group today).
 fn group_versions() -> Vec<GroupVersion> {
     let mut out: Vec<GroupVersion> = Vec::new();
-    for r in resource::all() {
+    for r in resource::all().iter().cloned() {
         match out
             .iter_mut()
             .find(|gv| gv.group == r.group && gv.version == r.version)

@@ -175,7 +175,7 @@ pub fn parse_apply_body(body: &[u8]) -> Result<Value, ApiError> {
 /// Entry point for `PATCH` on an object or its `/status`.
 pub(super) async fn handle(
     state: &AppState,
-    res: &'static ResourceInfo,
+    res: &ResourceInfo,
     ns: &str,
     name: &str,
     target: Target,
@@ -213,7 +213,7 @@ pub(super) async fn handle(
 /// (or create it), with ownership tracked in `managedFields`.
 async fn apply(
     state: &AppState,
-    res: &'static ResourceInfo,
+    res: &ResourceInfo,
     ns: &str,
     name: &str,
     target: Target,

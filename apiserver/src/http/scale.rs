@@ -92,7 +92,7 @@ fn selector_string(sel: &Value) -> String {
 #[allow(clippy::too_many_arguments)]
 pub async fn handle(
     state: &AppState,
-    res: &'static ResourceInfo,
+    res: &ResourceInfo,
     ns: &str,
     name: &str,
     method: &Method,

@@ -18,7 +18,7 @@ use crate::registry::{Filter, ResourceInfo};
 /// Serves `GET …?watch=1`.
 pub async fn serve(
     state: &AppState,
-    res: &'static ResourceInfo,
+    res: &std::sync::Arc<ResourceInfo>,
     ns: Option<&str>,
     q: &Query,
     headers: &HeaderMap,
@@ -49,6 +49,7 @@ pub async fn serve(
             Duration::from_secs(t.unsigned_abs())
         });
     let items = state.registry.watch(res, ns, query).await?;
+    let res = res.clone();
     let shutdown = state.shutdown_signal();
     let deadline = tokio::time::sleep(timeout);
     let stopped = Box::pin(async move {
@@ -68,7 +69,7 @@ pub async fn serve(
             futures::future::ready(Some(item))
         })
         .map(move |item| {
-            let (kind, mut object) = event_json(res, item);
+            let (kind, mut object) = event_json(&res, item);
             if let Some(t) = tables.as_mut()
                 && kind != "BOOKMARK"
             {

@@ -80,9 +80,13 @@ pub struct V3Set {
 /// The served group/versions and their resources, in table order, with the
 /// virtual `authentication.k8s.io/v1` (selfsubjectreviews) that discovery
 /// also lists.
-fn group_versions() -> Vec<(&'static str, &'static str, Vec<&'static ResourceInfo>)> {
-    let mut out: Vec<(&str, &str, Vec<&ResourceInfo>)> = Vec::new();
-    for r in resource::all() {
+fn group_versions() -> Vec<(
+    &'static str,
+    &'static str,
+    Vec<std::sync::Arc<ResourceInfo>>,
+)> {
+    let mut out: Vec<(&str, &str, Vec<std::sync::Arc<ResourceInfo>>)> = Vec::new();
+    for r in resource::all().iter().cloned() {
         match out
             .iter_mut()
             .find(|(g, v, _)| *g == r.group && *v == r.version)

@@ -507,7 +507,7 @@ mod tests {
     fn pod_subresource_operations_are_named_as_upstream() {
         let pods = resource::find("", "v1", "pods").expect("pods");
         let items = items(
-            pods,
+            &pods,
             "/api/v1/namespaces/{namespace}/pods",
             "io.k8s.api.core.v1.Pod",
         );
@@ -598,7 +598,7 @@ mod tests {
     #[test]
     fn namespaces_token_and_bindings() {
         let ns = resource::find("", "v1", "namespaces").expect("namespaces");
-        let items = items(ns, "/api/v1/namespaces", "io.k8s.api.core.v1.Namespace");
+        let items = items(&ns, "/api/v1/namespaces", "io.k8s.api.core.v1.Namespace");
         assert_eq!(items[0].path, "/api/v1/namespaces/{name}/finalize");
         assert_eq!(
             items[0].ops[0].operation_id,
@@ -606,7 +606,7 @@ mod tests {
         );
         let sa = resource::find("", "v1", "serviceaccounts").expect("serviceaccounts");
         let items = super::items(
-            sa,
+            &sa,
             "/api/v1/namespaces/{namespace}/serviceaccounts",
             "io.k8s.api.core.v1.ServiceAccount",
         );

@@ -94,7 +94,11 @@ fn render_paths(items: &[PathItem], tag: &str, out: &mut Map<String, Value>) {
 /// The Swagger 2.0 document as JSON (pure; [`build`] encodes it).
 pub fn document(
     defs: &Definitions,
-    gvs: &[(&'static str, &'static str, Vec<&'static ResourceInfo>)],
+    gvs: &[(
+        &'static str,
+        &'static str,
+        Vec<std::sync::Arc<ResourceInfo>>,
+    )],
 ) -> Value {
     let mut all_paths = Map::new();
     let mut roots: Vec<String> = Vec::new();
@@ -115,7 +119,11 @@ pub fn document(
 /// Builds the v2 document in both encodings.
 pub fn build(
     defs: &Definitions,
-    gvs: &[(&'static str, &'static str, Vec<&'static ResourceInfo>)],
+    gvs: &[(
+        &'static str,
+        &'static str,
+        Vec<std::sync::Arc<ResourceInfo>>,
+    )],
 ) -> V2Docs {
     let doc = document(defs, gvs);
     V2Docs {

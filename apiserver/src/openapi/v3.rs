@@ -148,7 +148,7 @@ pub fn group_version_items(
     defs: &Definitions,
     group: &str,
     version: &str,
-    resources: &[&ResourceInfo],
+    resources: &[std::sync::Arc<ResourceInfo>],
 ) -> (Vec<PathItem>, Vec<String>) {
     let mut items = vec![paths::root(group, version)];
     let mut roots: Vec<String> = paths::META_DEFINITIONS
@@ -200,7 +200,7 @@ pub fn group_version(
     defs: &Definitions,
     group: &str,
     version: &str,
-    resources: &[&ResourceInfo],
+    resources: &[std::sync::Arc<ResourceInfo>],
 ) -> Value {
     let (items, roots) = group_version_items(defs, group, version, resources);
     let rendered = render_paths(&items, &paths::tag(group, version));

@@ -72,7 +72,7 @@ impl Registry {
         match super::converted(res)? {
             None => self.list_stored(res, ns, q).await,
             Some((stored, c)) => {
-                let mut page = self.list_stored(stored, ns, q).await?;
+                let mut page = self.list_stored(&stored, ns, q).await?;
                 page.items = page.items.into_iter().map(c.from_storage).collect();
                 Ok(page)
             }

@@ -11,6 +11,7 @@
 
 mod admit;
 pub mod conversion;
+pub mod custom;
 pub mod filter;
 pub mod key;
 pub mod list;
@@ -152,7 +153,7 @@ fn write_error(res: &ResourceInfo, name: &str, e: StoreError) -> ApiError {
 /// other than its storage version; `None` when it is stored as served.
 fn converted(
     res: &ResourceInfo,
-) -> Result<Option<(&'static ResourceInfo, &'static conversion::Conversion)>, ApiError> {
+) -> Result<Option<(Arc<ResourceInfo>, &'static conversion::Conversion)>, ApiError> {
     match res.conversion {
         None => Ok(None),
         Some(c) => resource::storage_of(res)
@@ -243,7 +244,7 @@ impl Registry {
     pub async fn get(&self, res: &ResourceInfo, ns: &str, name: &str) -> Result<Value, ApiError> {
         match converted(res)? {
             None => self.get_stored(res, ns, name).await,
-            Some((stored, c)) => Ok((c.from_storage)(self.get_stored(stored, ns, name).await?)),
+            Some((stored, c)) => Ok((c.from_storage)(self.get_stored(&stored, ns, name).await?)),
         }
     }
 
@@ -275,7 +276,7 @@ impl Registry {
         };
         // Only the namespace's metadata matters: read its header, not the
         // whole object (this runs on every namespaced create).
-        let deleting = match self.store.get(&key::object(namespaces, "", ns)).await {
+        let deleting = match self.store.get(&key::object(&namespaces, "", ns)).await {
             Ok(kv) => {
                 object::Header::decode(&kv.value)
                     .ok_or_else(|| {
@@ -315,7 +316,7 @@ impl Registry {
             Some((stored, c)) => {
                 let obj = to_storage(c, obj)?;
                 Ok((c.from_storage)(
-                    self.create_stored(stored, ns, obj, opts).await?,
+                    self.create_stored(&stored, ns, obj, opts).await?,
                 ))
             }
         }
@@ -445,7 +446,7 @@ impl Registry {
             Some((stored, c)) => {
                 let obj = to_storage(c, obj)?;
                 let new = self
-                    .update_stored(stored, ns, name, obj, target, opts)
+                    .update_stored(&stored, ns, name, obj, target, opts)
                     .await?;
                 Ok((c.from_storage)(new))
             }
@@ -698,7 +699,7 @@ impl Registry {
         if let Some((stored, c)) = converted(res)? {
             // The change sees and returns `res`'s version; storage keeps its own.
             let (obj, _) =
-                self.read_modify_write(stored, ns, name, target, opts, false, |current| {
+                self.read_modify_write(&stored, ns, name, target, opts, false, |current| {
                     match current {
                         Some(cur) => to_storage(c, change(&(c.from_storage)(cur.clone()))?),
                         None => Err(ApiError::not_found(res.group, res.plural, name)),
@@ -747,7 +748,7 @@ impl Registry {
         if let Some((stored, c)) = converted(res)? {
             let mut merge = merge;
             let (obj, created) = self
-                .read_modify_write(stored, ns, name, target, &opts, true, |current| {
+                .read_modify_write(&stored, ns, name, target, &opts, true, |current| {
                     let current = current.map(|cur| (c.from_storage)(cur.clone()));
                     to_storage(c, merge(current.as_ref())?)
                 })
@@ -848,7 +849,7 @@ impl Registry {
     ) -> Result<Deleted, ApiError> {
         match converted(res)? {
             None => self.delete_stored(res, ns, name, opts).await,
-            Some((stored, c)) => Ok(match self.delete_stored(stored, ns, name, opts).await? {
+            Some((stored, c)) => Ok(match self.delete_stored(&stored, ns, name, opts).await? {
                 Deleted::Gone(o) => Deleted::Gone((c.from_storage)(o)),
                 Deleted::Pending(o) => Deleted::Pending((c.from_storage)(o)),
             }),

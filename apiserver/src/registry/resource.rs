@@ -2,9 +2,22 @@
 //! the k8s-openapi `v1_33` types (group, version, kind, plural, scope and list
 //! kind come from the `Resource` traits) plus the discovery facts those types
 //! do not carry (short names, categories, subresources), taken from
-//! kube-apiserver v1.33's discovery documents.
+//! kube-apiserver v1.33's discovery documents, plus the rows of established
+//! CustomResourceDefinitions (`super::custom`).
+//!
+//! # Contracts
+//! - The table is an immutable snapshot behind an `ArcSwap`: readers
+//!   ([`snapshot`], [`find`], ...) never block and never see a half-made
+//!   change; [`replace_custom`] swaps in a new snapshot with a higher
+//!   [`Table::generation`] (discovery ETags and the OpenAPI cache key on it).
+//! - Built-in rows never change. Custom rows are replaced as a whole set.
+//! - Strings of custom rows are interned ([`intern`]), so a row's `&'static
+//!   str`s cost memory once per distinct name, not once per CRD change.
 
-use std::sync::OnceLock;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use arc_swap::ArcSwap;
 
 use k8s_openapi::{ClusterResourceScope, ListableResource, NamespaceResourceScope};
 use serde_json::Value;
@@ -47,14 +60,34 @@ pub struct ResourceInfo {
     pub scale: Option<ScaleMapping>,
     /// Decodes into the typed k8s-openapi struct and back: the object as a
     /// real API server would store it (unknown fields dropped). Errors are
-    /// decode errors, for a 400.
-    pub normalize: fn(Value) -> Result<Value, serde_json::Error>,
+    /// decode errors, for a 400. Use [`ResourceInfo::normalize`], which
+    /// also prunes and defaults custom resources.
+    pub decode: fn(Value) -> Result<Value, serde_json::Error>,
     /// How this version maps onto the resource's storage version; `None`
-    /// when this row is the storage version.
+    /// when this row is the storage version (custom rows convert through
+    /// [`ResourceInfo::custom`]).
     pub conversion: Option<&'static Conversion>,
+    /// The served CRD version behind a custom row; `None` for built-ins.
+    pub custom: Option<Arc<super::custom::CustomVersion>>,
 }
 
 impl ResourceInfo {
+    /// The object as this resource stores it: built-ins through their typed
+    /// k8s-openapi struct; custom resources defaulted and pruned by their
+    /// structural schema, with `metadata` decoded as `ObjectMeta`. Errors are
+    /// decode errors, for a 400.
+    pub fn normalize(&self, v: Value) -> Result<Value, serde_json::Error> {
+        match &self.custom {
+            None => (self.decode)(v),
+            Some(c) => c.normalize(v),
+        }
+    }
+
+    /// Whether this row serves a CustomResourceDefinition.
+    pub fn is_custom(&self) -> bool {
+        self.custom.is_some()
+    }
+
     /// `deployments.apps` / `pods`: the group-qualified resource, as used in
     /// error messages.
     pub fn qualified(&self) -> String {
@@ -129,9 +162,13 @@ impl ResourceInfo {
     /// every served version of one resource).
     pub fn storage_version_hash(&self) -> String {
         use base64::Engine;
-        let input = match storage_of(self) {
-            Some(s) => format!("{}/{}/{}", s.group, s.version, s.kind),
-            None => format!("{}/{}/{}", self.group, self.version, self.kind),
+        let input = if let Some(c) = &self.custom {
+            format!("{}/{}/{}", self.group, c.storage_version, self.kind)
+        } else {
+            match storage_of(self) {
+                Some(s) => format!("{}/{}/{}", s.group, s.version, s.kind),
+                None => format!("{}/{}/{}", self.group, self.version, self.kind),
+            }
         };
         let digest = crate::registry::sha256(input.as_bytes());
         base64::engine::general_purpose::STANDARD.encode(&digest[..8])
@@ -179,8 +216,9 @@ where
         scale: extra.scale.then_some(ScaleMapping {
             spec_replicas: "spec.replicas",
         }),
-        normalize: normalize::<T>,
+        decode: normalize::<T>,
         conversion: None,
+        custom: None,
     }
 }
 
@@ -261,11 +299,107 @@ fn extras(group: &str, plural: &str) -> Extra {
     }
 }
 
-/// Every served resource, in discovery order (groups in kube-apiserver's
-/// priority order, then resources by name).
-pub fn all() -> &'static [ResourceInfo] {
-    static TABLE: OnceLock<Vec<ResourceInfo>> = OnceLock::new();
-    TABLE.get_or_init(build)
+/// One immutable snapshot of every served resource.
+#[derive(Debug, Default)]
+pub struct Table {
+    generation: u64,
+    rows: Vec<Arc<ResourceInfo>>,
+}
+
+impl Table {
+    /// Bumped by every change; equal generations mean equal tables.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Every row, in discovery order: built-ins (groups in kube-apiserver's
+    /// priority order, then resources by name), then custom groups.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<ResourceInfo>> {
+        self.rows.iter()
+    }
+
+    /// Finds a row by group, version and plural.
+    pub fn find(&self, group: &str, version: &str, plural: &str) -> Option<&Arc<ResourceInfo>> {
+        self.rows
+            .iter()
+            .find(|r| r.group == group && r.version == version && r.plural == plural)
+    }
+}
+
+fn cell() -> &'static ArcSwap<Table> {
+    static TABLE: OnceLock<ArcSwap<Table>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        ArcSwap::from_pointee(Table {
+            generation: 1,
+            rows: build().into_iter().map(Arc::new).collect(),
+        })
+    })
+}
+
+/// The current snapshot. Hold it for the duration of one request so every
+/// lookup in it agrees.
+pub fn snapshot() -> Arc<Table> {
+    cell().load_full()
+}
+
+/// Every served resource (the current snapshot's rows), in discovery
+/// order.
+pub fn all() -> Vec<Arc<ResourceInfo>> {
+    snapshot().rows.clone()
+}
+
+/// Replaces every custom row with `rows` (ordered by the caller) and bumps
+/// the generation. Built-in rows are kept; a custom row may not shadow one
+/// (the CRD controller refuses such names before they get here).
+pub fn replace_custom(rows: Vec<Arc<ResourceInfo>>) {
+    static WRITER: Mutex<()> = Mutex::new(());
+    let _guard = WRITER
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let cur = cell().load();
+    let mut next: Vec<Arc<ResourceInfo>> = cur
+        .rows
+        .iter()
+        .filter(|r| !r.is_custom())
+        .cloned()
+        .collect();
+    next.extend(rows);
+    cell().store(Arc::new(Table {
+        generation: cur.generation + 1,
+        rows: next,
+    }));
+}
+
+/// The interned copy of `s`: one leaked allocation per distinct string, so
+/// custom rows can carry `&'static str`s like built-in ones.
+pub fn intern(s: &str) -> &'static str {
+    static STRINGS: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let set = STRINGS.get_or_init(Default::default);
+    let mut set = set
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(found) = set.get(s) {
+        return found;
+    }
+    let leaked: &'static str = Box::leak(s.to_owned().into_boxed_str());
+    set.insert(leaked);
+    leaked
+}
+
+/// The interned copy of a list of strings (short names, categories).
+pub fn intern_list(items: &[String]) -> &'static [&'static str] {
+    static LISTS: OnceLock<Mutex<HashSet<&'static [&'static str]>>> = OnceLock::new();
+    let interned: Vec<&'static str> = items.iter().map(|s| intern(s)).collect();
+    let set = LISTS.get_or_init(Default::default);
+    let mut set = set
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(found) = set.get(interned.as_slice()) {
+        return found;
+    }
+    let leaked: &'static [&'static str] = Box::leak(interned.into_boxed_slice());
+    set.insert(leaked);
+    leaked
 }
 
 fn build() -> Vec<ResourceInfo> {
@@ -372,29 +506,42 @@ pub const GROUP_ORDER: &[&str] = &[
 /// The rows that are storage versions: one per stored resource. Everything
 /// that walks storage (the garbage collector, namespace deletion, startup
 /// scans) iterates these, so no object is seen twice.
-pub fn stored() -> impl Iterator<Item = &'static ResourceInfo> {
-    all().iter().filter(|r| r.conversion.is_none())
+pub fn stored() -> Vec<Arc<ResourceInfo>> {
+    snapshot()
+        .iter()
+        .filter(|r| r.is_storage())
+        .cloned()
+        .collect()
 }
 
-/// The storage version's row of a converted `res`; `None` when `res` is
-/// stored as served (or, impossibly, its storage row is missing).
-pub fn storage_of(res: &ResourceInfo) -> Option<&'static ResourceInfo> {
+impl ResourceInfo {
+    /// Whether this row is its resource's storage version.
+    pub fn is_storage(&self) -> bool {
+        match &self.custom {
+            Some(c) => c.version == c.storage_version,
+            None => self.conversion.is_none(),
+        }
+    }
+}
+
+/// The storage version's row of a converted built-in `res`; `None` when
+/// `res` is stored as served (or, impossibly, its storage row is missing).
+pub fn storage_of(res: &ResourceInfo) -> Option<Arc<ResourceInfo>> {
     let c = res.conversion?;
     find(c.storage_group, c.storage_version, c.storage_plural)
 }
 
 /// Finds a resource by group, version and plural.
-pub fn find(group: &str, version: &str, plural: &str) -> Option<&'static ResourceInfo> {
-    all()
-        .iter()
-        .find(|r| r.group == group && r.version == version && r.plural == plural)
+pub fn find(group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
+    snapshot().find(group, version, plural).cloned()
 }
 
 /// Finds the resource of a kind in a group/version.
-pub fn by_kind(group: &str, version: &str, kind: &str) -> Option<&'static ResourceInfo> {
-    all()
+pub fn by_kind(group: &str, version: &str, kind: &str) -> Option<Arc<ResourceInfo>> {
+    snapshot()
         .iter()
         .find(|r| r.group == group && r.version == version && r.kind == kind)
+        .cloned()
 }
 
 #[cfg(test)]
@@ -435,12 +582,12 @@ mod tests {
     fn normalize_drops_unknown_fields_and_checks_kind() {
         let d = find("", "v1", "configmaps").unwrap();
         let v = serde_json::json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"data":{"a":"b"},"bogus":1});
-        let n = (d.normalize)(v).unwrap();
+        let n = d.normalize(v).unwrap();
         assert_eq!(
             n,
             serde_json::json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"data":{"a":"b"}})
         );
         let wrong = serde_json::json!({"apiVersion":"v1","kind":"Secret","metadata":{"name":"x"}});
-        assert!((d.normalize)(wrong).is_err());
+        assert!(d.normalize(wrong).is_err());
     }
 }

@@ -287,10 +287,10 @@ mod tests {
 
     fn names(group: &str, plural: &str) -> Vec<&'static str> {
         let r = resource::all()
-            .iter()
+            .into_iter()
             .find(|r| r.group == group && r.plural == plural)
             .expect("served");
-        of(r).iter().map(|s| s.name).collect()
+        of(&r).iter().map(|s| s.name).collect()
     }
 
     #[test]
@@ -333,10 +333,10 @@ mod tests {
     #[test]
     fn eviction_and_token_name_their_own_group() {
         let pods = resource::find("", "v1", "pods").expect("pods");
-        let eviction = find(pods, "eviction").expect("eviction");
-        assert_eq!(eviction.group_version_of(pods), ("policy", "v1"));
-        let log = find(pods, "log").expect("log");
-        assert_eq!(log.group_version_of(pods), ("", "v1"));
-        assert!(find(pods, "scale").is_none());
+        let eviction = find(&pods, "eviction").expect("eviction");
+        assert_eq!(eviction.group_version_of(&pods), ("policy", "v1"));
+        let log = find(&pods, "log").expect("log");
+        assert_eq!(log.group_version_of(&pods), ("", "v1"));
+        assert!(find(&pods, "scale").is_none());
     }
 }

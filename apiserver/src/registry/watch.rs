@@ -6,6 +6,7 @@
 //! DELETED, one that matches before and after is MODIFIED.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use futures::stream::BoxStream;
 use futures::{StreamExt, stream};
@@ -63,7 +64,7 @@ impl Registry {
     /// come in `res`'s version.
     pub async fn watch(
         &self,
-        res: &'static ResourceInfo,
+        res: &Arc<ResourceInfo>,
         ns: Option<&str>,
         q: WatchQuery,
     ) -> Result<BoxStream<'static, WatchItem>, ApiError> {
@@ -72,7 +73,7 @@ impl Registry {
         };
         let convert = c.from_storage;
         Ok(self
-            .watch_stored(stored, ns, q)
+            .watch_stored(&stored, ns, q)
             .await?
             .map(move |item| match item {
                 WatchItem::Added(o) => WatchItem::Added(convert(o)),
@@ -85,7 +86,7 @@ impl Registry {
 
     async fn watch_stored(
         &self,
-        res: &'static ResourceInfo,
+        res: &Arc<ResourceInfo>,
         ns: Option<&str>,
         q: WatchQuery,
     ) -> Result<BoxStream<'static, WatchItem>, ApiError> {
@@ -140,7 +141,7 @@ impl Registry {
             Err(e) => return Err(store_error(e)),
         };
         let state = State {
-            res,
+            res: res.clone(),
             filter: q.filter,
             bookmarks: q.allow_bookmarks,
             queue,
@@ -156,7 +157,7 @@ impl Registry {
 }
 
 struct State {
-    res: &'static ResourceInfo,
+    res: std::sync::Arc<ResourceInfo>,
     filter: Filter,
     bookmarks: bool,
     queue: VecDeque<WatchItem>,
@@ -208,11 +209,11 @@ impl State {
         let prev = event.prev.as_ref().and_then(decode);
         let prev_matches = prev
             .as_ref()
-            .is_some_and(|p| self.filter.matches(self.res, p));
+            .is_some_and(|p| self.filter.matches(&self.res, p));
         match event.kind {
             EventKind::Put => {
                 let obj = decode(&event.kv)?;
-                let matches = self.filter.matches(self.res, &obj);
+                let matches = self.filter.matches(&self.res, &obj);
                 match (prev_matches, matches) {
                     (false, true) => Some(WatchItem::Added(obj)),
                     (true, true) => Some(WatchItem::Modified(obj)),
@@ -241,7 +242,7 @@ impl State {
 #[derive(Clone, Debug)]
 pub struct Change {
     /// The object's resource.
-    pub res: &'static ResourceInfo,
+    pub res: std::sync::Arc<ResourceInfo>,
     /// The object after the change; `None` when it was deleted.
     pub object: Option<Header>,
     /// The object before the change, if it existed.
@@ -249,13 +250,15 @@ pub struct Change {
 }
 
 /// The resource that owns a storage key.
-fn resource_of_key(key: &str) -> Option<&'static ResourceInfo> {
+fn resource_of_key(key: &str) -> Option<std::sync::Arc<ResourceInfo>> {
     let rest = key.strip_prefix(super::key::ALL)?;
     let mut parts = rest.splitn(3, '/');
     let group = parts.next()?;
     let plural = parts.next()?;
     let group = if group == "core" { "" } else { group };
-    super::resource::stored().find(|r| r.group == group && r.plural == plural)
+    super::resource::stored()
+        .into_iter()
+        .find(|r| r.group == group && r.plural == plural)
 }
 
 impl Registry {
@@ -274,7 +277,9 @@ impl Registry {
     }
 
     /// The header of every object of every resource, read at one revision.
-    pub async fn list_all(&self) -> Result<(Vec<(&'static ResourceInfo, Header)>, i64), ApiError> {
+    pub async fn list_all(
+        &self,
+    ) -> Result<(Vec<(std::sync::Arc<ResourceInfo>, Header)>, i64), ApiError> {
         let revision = self.store.current_revision().await.map_err(store_error)?;
         let mut out = Vec::new();
         for res in super::resource::stored() {
@@ -284,14 +289,14 @@ impl Registry {
             };
             let page = self
                 .store
-                .list(&key::prefix(res, None), opts)
+                .list(&key::prefix(&res, None), opts)
                 .await
                 .map_err(store_error)?;
             for kv in &page.items {
                 let header = Header::decode(&kv.value).ok_or_else(|| {
                     ApiError::internal(format!("stored object {} is corrupt", kv.key))
                 })?;
-                out.push((res, header));
+                out.push((res.clone(), header));
             }
         }
         Ok((out, revision))

@@ -218,7 +218,7 @@ mod tests {
         let cms = resource::find("", "v1", "configmaps").unwrap();
         let mut r = Remaining::default();
         r.add(
-            cms,
+            &cms,
             &[json!({"metadata": {"name": "c", "finalizers": ["example.com/x"]}})],
         );
         let cs = of(&r, &[]);
@@ -246,7 +246,7 @@ mod tests {
         let cms = resource::find("", "v1", "configmaps").unwrap();
         let mut r = Remaining::default();
         r.add(
-            cms,
+            &cms,
             &[json!({"metadata": {"name": "c", "finalizers": ["a"]}})],
         );
         let first = merge(&json!({}), &of(&r, &[]), "T1").unwrap();

@@ -102,7 +102,7 @@ fn take_conditions(stored: &Value, sent: &Value) -> Value {
 pub(in crate::http) async fn handle(
     state: &AppState,
     call: &Call,
-    res: &'static ResourceInfo,
+    res: &ResourceInfo,
     name: &str,
 ) -> Result<Response, ApiError> {
     allow(call, &[Method::GET, Method::PUT, Method::PATCH])?;

@@ -110,7 +110,7 @@ async fn bind(
     opts.subresource = Some("binding");
     let result = state
         .registry
-        .update_subresource(pods, ns, name, "binding", &opts, |p| {
+        .update_subresource(&pods, ns, name, "binding", &opts, |p| {
             if !want_uid.is_empty() && want_uid != object::uid(p) {
                 return Err(conflict(
                     name,
@@ -169,7 +169,7 @@ async fn bind(
 pub(in crate::http) async fn pod(
     state: &AppState,
     call: &Call,
-    _res: &'static ResourceInfo,
+    _res: &ResourceInfo,
     ns: &str,
     name: &str,
 ) -> Result<Response, ApiError> {

@@ -56,7 +56,7 @@ pub fn invalid_pod(name: &str, causes: Vec<AdmissionCause>) -> ApiError {
 pub(in crate::http) async fn serve(
     state: &AppState,
     call: &Call,
-    res: &'static ResourceInfo,
+    res: &ResourceInfo,
     ns: &str,
     name: &str,
     subresource: &'static str,
@@ -94,7 +94,7 @@ pub(in crate::http) async fn serve(
                 (Some(obj), _) => obj.clone(),
                 (None, Some(t)) => {
                     let patched = apply_document(t, &call.body, stored, schema_of(res))?;
-                    (res.normalize)(patched).map_err(|e| {
+                    res.normalize(patched).map_err(|e| {
                         ApiError::bad_request(format!(
                             "Pod in version \"v1\" cannot be handled as a Pod: {e}"
                         ))
@@ -186,7 +186,7 @@ fn take_ephemeral(name: &str, stored: &Value, sent: &Value) -> Result<Value, Api
 pub(in crate::http) async fn handle(
     state: &AppState,
     call: &Call,
-    res: &'static ResourceInfo,
+    res: &ResourceInfo,
     ns: &str,
     name: &str,
 ) -> Result<Response, ApiError> {

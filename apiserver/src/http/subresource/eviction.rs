@@ -159,7 +159,7 @@ async fn budgets_of(state: &AppState, p: &Value, ns: &str) -> Result<Vec<Value>,
         .ok_or_else(ApiError::path_not_found)?;
     let page = state
         .registry
-        .list(pdbs, Some(ns), &ListQuery::default())
+        .list(&pdbs, Some(ns), &ListQuery::default())
         .await?;
     Ok(page
         .items
@@ -231,7 +231,7 @@ async fn check_and_decrement(
     };
     state
         .registry
-        .update_with(pdbs, ns, pdb_name, Target::Status, &opts, |pdb| {
+        .update_with(&pdbs, ns, pdb_name, Target::Status, &opts, |pdb| {
             let generation = pdb
                 .pointer("/metadata/generation")
                 .and_then(Value::as_i64)
@@ -296,7 +296,7 @@ async fn check_and_decrement(
 /// Upstream `addConditionAndDeletePod`.
 async fn condition_and_delete(
     state: &AppState,
-    pods: &'static ResourceInfo,
+    pods: &ResourceInfo,
     ns: &str,
     name: &str,
     mut opts: DeleteOptions,
@@ -354,7 +354,7 @@ async fn condition_and_delete(
 pub(in crate::http) async fn create(
     state: &AppState,
     call: &Call,
-    res: &'static ResourceInfo,
+    res: &ResourceInfo,
     ns: &str,
     name: &str,
 ) -> Result<Response, ApiError> {
@@ -368,7 +368,7 @@ pub(in crate::http) async fn create(
 async fn evict(
     state: &AppState,
     call: &Call,
-    pods: &'static ResourceInfo,
+    pods: &ResourceInfo,
     ns: &str,
     name: &str,
 ) -> Result<Response, ApiError> {

@@ -52,7 +52,7 @@ pub fn finalizer_errors(ns: &Value) -> Vec<Cause> {
 pub(in crate::http) async fn update(
     state: &AppState,
     call: &Call,
-    res: &'static ResourceInfo,
+    res: &ResourceInfo,
     name: &str,
 ) -> Result<Response, ApiError> {
     allow(call, &[Method::PUT])?;

@@ -39,7 +39,7 @@ fn unreachable(what: String) -> ApiError {
 /// The kubelet address of node `name` (404 if the Node is missing).
 async fn node_address(state: &AppState, name: &str) -> Result<KubeletAddress, ApiError> {
     let nodes = resource::find("", "v1", "nodes").ok_or_else(ApiError::path_not_found)?;
-    let node = state.registry.get(nodes, "", name).await?;
+    let node = state.registry.get(&nodes, "", name).await?;
     pod::kubelet_address(&node)
 }
 
@@ -96,7 +96,7 @@ fn validate_log_options(call: &Call, name: &str) -> Result<(), ApiError> {
 pub(in crate::http) async fn log(
     state: &AppState,
     call: &Call,
-    res: &'static ResourceInfo,
+    res: &ResourceInfo,
     ns: &str,
     name: &str,
 ) -> Result<Response, ApiError> {
@@ -120,7 +120,7 @@ pub(in crate::http) async fn log(
 pub(in crate::http) async fn stream(
     state: &AppState,
     call: &Call,
-    res: &'static ResourceInfo,
+    res: &ResourceInfo,
     ns: &str,
     name: &str,
     what: &str,
@@ -147,7 +147,7 @@ pub(in crate::http) async fn stream(
 pub(in crate::http) async fn node_proxy(
     state: &AppState,
     call: &Call,
-    _res: &'static ResourceInfo,
+    _res: &ResourceInfo,
     id: &str,
 ) -> Result<Response, ApiError> {
     allow(call, super::proxy::METHODS)?;

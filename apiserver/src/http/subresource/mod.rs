@@ -37,7 +37,7 @@ use crate::registry::ResourceInfo;
 pub(in crate::http) async fn handle(
     state: &AppState,
     call: &Call,
-    res: &'static ResourceInfo,
+    res: &ResourceInfo,
     ns: Option<&str>,
     name: &str,
     subresource: &str,

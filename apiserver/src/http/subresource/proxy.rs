@@ -78,7 +78,7 @@ fn allowed_address(ip: &str) -> bool {
 pub(in crate::http) async fn pod(
     state: &AppState,
     call: &Call,
-    res: &'static ResourceInfo,
+    res: &ResourceInfo,
     ns: &str,
     id: &str,
 ) -> Result<Response, ApiError> {
@@ -110,7 +110,7 @@ pub(in crate::http) async fn pod(
 pub(in crate::http) async fn service(
     state: &AppState,
     call: &Call,
-    res: &'static ResourceInfo,
+    res: &ResourceInfo,
     ns: &str,
     id: &str,
 ) -> Result<Response, ApiError> {
@@ -151,7 +151,7 @@ pub(in crate::http) async fn service(
     };
     let endpoints_res =
         resource::find("", "v1", "endpoints").ok_or_else(ApiError::path_not_found)?;
-    let eps = match state.registry.get(endpoints_res, ns, name).await {
+    let eps = match state.registry.get(&endpoints_res, ns, name).await {
         Ok(e) => e,
         Err(e) if e.reason() == "NotFound" => return Err(no_endpoints()),
         Err(e) => return Err(e),

@@ -290,7 +290,7 @@ fn take_resize(name: &str, stored: &Value, sent: &Value) -> Result<Value, ApiErr
 pub(in crate::http) async fn handle(
     state: &AppState,
     call: &Call,
-    res: &'static ResourceInfo,
+    res: &ResourceInfo,
     ns: &str,
     name: &str,
 ) -> Result<Response, ApiError> {

@@ -29,7 +29,7 @@ pub fn not_implemented(ns: &str, name: &str) -> ApiError {
 pub(in crate::http) async fn create(
     state: &AppState,
     call: &Call,
-    res: &'static ResourceInfo,
+    res: &ResourceInfo,
     ns: &str,
     name: &str,
 ) -> Result<Response, ApiError> {
