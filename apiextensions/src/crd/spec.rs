@@ -58,19 +58,12 @@ fn deprecation_warning(deprecated: bool, warning: Option<&str>) -> Vec<String> {
     if w.is_empty() {
         out.push("must not be an empty string".into());
     }
-    for (i, c) in w.char_indices() {
-        if c.is_control() {
-            out.push(format!(
-                "must only contain printable UTF-8 characters; control character found at index {i}"
-            ));
-            break;
-        }
-        if !is_print(c) {
-            out.push(format!(
-                "must only contain printable UTF-8 characters; non-printable character found at index {i}"
-            ));
-            break;
-        }
+    // Upstream tests printability first, so a control character (never
+    // printable) is reported as non-printable.
+    if let Some((i, _)) = w.char_indices().find(|(_, c)| !is_print(*c)) {
+        out.push(format!(
+            "must only contain printable UTF-8 characters; non-printable character found at index {i}"
+        ));
     }
     out
 }
@@ -428,7 +421,9 @@ mod tests {
         );
         assert_eq!(
             deprecation_warning(true, Some("a\tb")),
-            ["must only contain printable UTF-8 characters; control character found at index 1"]
+            [
+                "must only contain printable UTF-8 characters; non-printable character found at index 1"
+            ]
         );
         assert_eq!(
             deprecation_warning(true, Some(&"x".repeat(257))),
