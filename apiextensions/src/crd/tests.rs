@@ -464,6 +464,76 @@ fn contradicting_meta_field_types() {
     assert_eq!(got, want);
 }
 
+/// Upstream's `validValidationSchema` (`items` under `spec`) or
+/// `validUnstructuralValidationSchema` (untyped fields, `items` at the root).
+fn upstream_schema(structural: bool) -> Value {
+    let mut s = json!({"description": "This is a description", "type": "object", "format": "date-time",
+        "title": "This is a title", "maximum": 10.0, "exclusiveMaximum": true, "minimum": 5.0,
+        "exclusiveMinimum": true, "maxLength": 10, "minLength": 5, "pattern": "^[a-z]$", "maxItems": 10,
+        "minItems": 5, "multipleOf": 3.0, "required": ["spec", "status"],
+        "externalDocs": {"description": "This is an external documentation description"},
+        "example": {"foo": "bar"}});
+    if structural {
+        s["properties"] = json!({"spec": {"type": "object", "items": {
+            "description": "This is a schema nested under Items", "type": "string"}},
+            "status": {"type": "object"}});
+    } else {
+        s["items"] = json!({"description": "This is a schema nested under Items"});
+        s["properties"] = json!({"spec": {}, "status": {}});
+    }
+    s
+}
+
+fn two_versions(a: Value, b: Value) -> Value {
+    with(
+        crd(),
+        "/spec/versions",
+        json!([
+            {"name": "version", "served": true, "storage": true, "schema": {"openAPIV3Schema": a}},
+            {"name": "version2", "served": true, "storage": false, "schema": {"openAPIV3Schema": b}},
+        ]),
+    )
+}
+
+// Upstream "preserveUnknownFields with unstructural global schema" / "… in one version".
+#[test]
+fn unstructural_schemas() {
+    assert_eq!(
+        created(two_versions(upstream_schema(true), upstream_schema(true))),
+        Vec::<String>::new()
+    );
+    let mut got = matches(two_versions(upstream_schema(false), upstream_schema(false)));
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "FieldValueRequired spec.validation.openAPIV3Schema.items.type",
+            "FieldValueRequired spec.validation.openAPIV3Schema.properties[spec].type",
+            "FieldValueRequired spec.validation.openAPIV3Schema.properties[status].type",
+        ]
+    );
+    let mut got = matches(two_versions(upstream_schema(true), upstream_schema(false)));
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "FieldValueRequired spec.versions[1].schema.openAPIV3Schema.items.type",
+            "FieldValueRequired spec.versions[1].schema.openAPIV3Schema.properties[spec].type",
+            "FieldValueRequired spec.versions[1].schema.openAPIV3Schema.properties[status].type",
+        ]
+    );
+    // Upstream "preserveUnknownFields with no schema in one version".
+    let c = with(
+        two_versions(upstream_schema(true), json!(null)),
+        "/spec/versions/1/schema",
+        Value::Null,
+    );
+    assert_eq!(
+        matches(c),
+        ["FieldValueRequired spec.versions[1].schema.openAPIV3Schema"]
+    );
+}
+
 #[test]
 fn update_rules() {
     let mut old = crd();
