@@ -31,7 +31,8 @@ pub async fn v3_document(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let Some(doc) = v3_set().docs.get(rest.trim_end_matches('/')) else {
+    let set = v3_set();
+    let Some(doc) = set.docs.get(rest.trim_end_matches('/')) else {
         return ApiError::path_not_found().into_response();
     };
     if !accepts(&headers, &[("application", "json")]) {

@@ -71,6 +71,17 @@ pub enum Body {
     },
     /// The four patch media types with `meta.v1.Patch`.
     Patch,
+    /// JSON and YAML with a definition (custom resources' create, replace
+    /// and delete options).
+    Json {
+        /// The definition name.
+        schema: String,
+        /// Whether the body is required.
+        required: bool,
+    },
+    /// JSON patch, merge patch and apply patch with `meta.v1.Patch`
+    /// (custom resources: no strategic merge).
+    JsonPatch,
 }
 
 /// Which media types a 2xx response lists.
@@ -84,6 +95,8 @@ pub enum Produces {
     Any,
     /// text/plain, json, yaml, protobuf (`pods/log`).
     Text,
+    /// json, yaml (custom resources).
+    Json,
 }
 
 /// One operation.

@@ -9,7 +9,9 @@ use serde_json::{Map, Value, json};
 use super::params::{In, Param};
 use super::paths::{Body, Op, PathItem};
 use super::schemas::{self, Form};
-use super::v3::{PATCH_TYPES, code_description, group_version_items, produces};
+use super::v3::{
+    CUSTOM_PATCH_TYPES, JSON_TYPES, PATCH_TYPES, code_description, group_version_items, produces,
+};
 use super::{Served, gnostic, paths};
 use crate::registry::resource::ResourceInfo;
 use crate::schema::Definitions;
@@ -62,6 +64,16 @@ fn operation(op: &Op, tag: &str) -> Value {
                 "schema": Form::V2.reference("io.k8s.apimachinery.pkg.apis.meta.v1.Patch")}));
             PATCH_TYPES.to_vec()
         }
+        Some(Body::Json { schema, required }) => {
+            params.push(json!({"in": "body", "name": "body", "required": required,
+                "schema": Form::V2.reference(schema)}));
+            JSON_TYPES.to_vec()
+        }
+        Some(Body::JsonPatch) => {
+            params.push(json!({"in": "body", "name": "body", "required": true,
+                "schema": Form::V2.reference("io.k8s.apimachinery.pkg.apis.meta.v1.Patch")}));
+            CUSTOM_PATCH_TYPES.to_vec()
+        }
         None => vec!["*/*"],
     };
     params.extend(op.params.iter().map(|p| param(p, None)));
@@ -87,7 +99,8 @@ fn operation(op: &Op, tag: &str) -> Value {
     v
 }
 
-fn render_paths(items: &[PathItem], tag: &str, out: &mut Map<String, Value>) {
+/// Renders path items into the v2 `paths` object `out`.
+pub fn render_paths(items: &[PathItem], tag: &str, out: &mut Map<String, Value>) {
     paths::render_into(items, tag, out, operation, param);
 }
 
@@ -116,18 +129,10 @@ pub fn document(
     })
 }
 
-/// Builds the v2 document in both encodings.
-pub fn build(
-    defs: &Definitions,
-    gvs: &[(
-        &'static str,
-        &'static str,
-        Vec<std::sync::Arc<ResourceInfo>>,
-    )],
-) -> V2Docs {
-    let doc = document(defs, gvs);
+/// Encodes a v2 document as JSON and as gnostic protobuf.
+pub fn encode(doc: &Value) -> V2Docs {
     V2Docs {
-        json: Served::json(&doc),
-        protobuf: Served::new(gnostic::encode(&doc)),
+        json: Served::json(doc),
+        protobuf: Served::new(gnostic::encode(doc)),
     }
 }

@@ -23,6 +23,17 @@ pub const PATCH_TYPES: &[&str] = &[
     "application/strategic-merge-patch+json",
 ];
 
+/// Patch media types of custom resources (apiextensions-apiserver's
+/// builder: JSON patch, merge patch, apply patch).
+pub const CUSTOM_PATCH_TYPES: &[&str] = &[
+    "application/apply-patch+yaml",
+    "application/json-patch+json",
+    "application/merge-patch+json",
+];
+
+/// Request and response media types of custom resources.
+pub const JSON_TYPES: &[&str] = &["application/json", "application/yaml"];
+
 const OBJECT_TYPES: &[&str] = &[
     "application/json",
     "application/vnd.kubernetes.protobuf",
@@ -42,6 +53,7 @@ pub fn produces(p: Produces) -> &'static [&'static str] {
         Produces::Object => OBJECT_TYPES,
         Produces::Stream => STREAM_TYPES,
         Produces::Any => &["*/*"],
+        Produces::Json => JSON_TYPES,
         Produces::Text => &[
             "application/json",
             "application/vnd.kubernetes.protobuf",
@@ -120,6 +132,19 @@ fn operation(op: &Op, tag: &str) -> Value {
         Some(Body::Patch) => {
             v["requestBody"] = json!({
                 "content": content(PATCH_TYPES, "io.k8s.apimachinery.pkg.apis.meta.v1.Patch"),
+                "required": true,
+            });
+        }
+        Some(Body::Json { schema, required }) => {
+            let mut body = json!({ "content": content(JSON_TYPES, schema) });
+            if *required {
+                body["required"] = Value::Bool(true);
+            }
+            v["requestBody"] = body;
+        }
+        Some(Body::JsonPatch) => {
+            v["requestBody"] = json!({
+                "content": content(CUSTOM_PATCH_TYPES, "io.k8s.apimachinery.pkg.apis.meta.v1.Patch"),
                 "required": true,
             });
         }
