@@ -57,9 +57,9 @@ impl PatchType {
     }
 }
 
-/// The schema of a resource's kind, if the upstream definitions have it.
-pub fn schema_of(res: &ResourceInfo) -> Option<Schema<'static>> {
-    schema::definitions().for_gvk(res.group, res.version, res.kind)
+/// The schema of a resource's kind ([`schema::of`]).
+pub fn schema_of(res: &ResourceInfo) -> Option<Schema<'_>> {
+    schema::of(res)
 }
 
 /// `PatchOptions` checks (upstream `ValidatePatchOptions`): `force` only on

@@ -57,6 +57,9 @@ pub struct CustomVersion {
     pub scale: Option<CustomScale>,
     /// Whether the CRD is being deleted (creates are refused).
     pub terminating: bool,
+    /// The server-side-apply schema of this version, built on first use
+    /// ([`CustomVersion::apply_definitions`]).
+    pub apply_schema: std::sync::OnceLock<Option<crate::schema::Definitions>>,
 }
 
 impl std::fmt::Debug for CustomVersion {
@@ -70,6 +73,14 @@ impl std::fmt::Debug for CustomVersion {
 }
 
 impl CustomVersion {
+    /// The server-side-apply schema of this version
+    /// ([`crate::schema::Definitions::for_custom`]), built once.
+    pub fn apply_definitions(&self) -> Option<&crate::schema::Definitions> {
+        self.apply_schema
+            .get_or_init(|| crate::schema::Definitions::for_custom(&self.crd, &self.version).ok())
+            .as_ref()
+    }
+
     /// This version's entry in `spec.versions`.
     pub fn spec_version(&self) -> Option<&Value> {
         versions(&self.crd).find(|v| v.get("name").and_then(Value::as_str) == Some(&self.version))
@@ -337,6 +348,7 @@ fn version_rows(crd: &Value, names: &Names) -> Vec<Arc<ResourceInfo>> {
             deprecation_warning,
             scale: scale.clone(),
             terminating,
+            apply_schema: std::sync::OnceLock::new(),
         };
         let api_version = format!("{group}/{version}");
         out.push(Arc::new(ResourceInfo {

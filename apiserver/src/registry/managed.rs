@@ -17,7 +17,7 @@ pub fn request<'a>(
     now: &'a str,
 ) -> apply::Request<'a> {
     apply::Request {
-        schema: schema::definitions().for_gvk(res.group, res.version, res.kind),
+        schema: schema::of(res),
         api_version: res.api_version,
         kind: res.kind,
         manager,
