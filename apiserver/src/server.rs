@@ -98,6 +98,12 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             "creating the system namespaces failed: {e}"
         ));
     }
+    if let Err(e) = crate::controllers::crd::start(&state.registry).await {
+        store.close().await;
+        return Err(anyhow::anyhow!(
+            "installing the federation.skein.io CRDs failed: {e}"
+        ));
+    }
     crate::controllers::spawn_all(&state.registry);
     let (cidr, bind) = (&config.service_cluster_ip_range, config.bind_address);
     let pem = &pki.ca.cert_pem;

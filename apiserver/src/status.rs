@@ -61,6 +61,18 @@ impl ApiError {
         e
     }
 
+    /// 405 for a verb a resource refuses now (upstream
+    /// `NewMethodNotSupported` with its message replaced).
+    pub fn method_not_supported(group: &str, resource: &str, message: impl Into<String>) -> Self {
+        let mut e = ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "MethodNotAllowed", message);
+        e.status.details = Some(StatusDetails {
+            group: (!group.is_empty()).then(|| group.to_string()),
+            kind: Some(resource.to_string()),
+            ..StatusDetails::default()
+        });
+        e
+    }
+
     /// 500 with `message`.
     pub fn internal(message: impl Into<String>) -> Self {
         ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "InternalError", message)

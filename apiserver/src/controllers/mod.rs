@@ -11,6 +11,7 @@
 pub mod account_cache;
 pub mod aggregation;
 pub mod bootstrap;
+pub mod crd;
 pub mod gc;
 pub mod kubernetes_service;
 pub mod namespace;
@@ -26,6 +27,7 @@ use crate::registry::Registry;
 pub fn spawn_all(registry: &Registry) {
     tokio::spawn(namespace::run(registry.clone()));
     tokio::spawn(gc::run(registry.clone()));
+    tokio::spawn(crd::run(registry.clone()));
 }
 
 /// What the cluster-level controllers need to know about this server.

@@ -237,13 +237,39 @@ pub fn include_object(q: &Query) -> Result<crate::table::IncludeObject, ApiError
 }
 
 fn get_response(res: &ResourceInfo, obj: &Value, call: &Call) -> Result<Response, ApiError> {
+    let warnings = deprecation(res);
     if wants_table(&call.headers) {
         let include = include_object(&call.query)?;
         let now = time::OffsetDateTime::now_utc();
-        let table = crate::table::object_table(res.group, res.kind, obj, include, now);
-        return Ok(object_response(StatusCode::OK, &table, &[]));
+        let table = match &res.custom {
+            Some(c) => crate::table::custom_object_table(&c.columns, obj, include, now),
+            None => crate::table::object_table(res.group, res.kind, obj, include, now),
+        };
+        return Ok(object_response(StatusCode::OK, &table, &warnings));
     }
-    Ok(object_response(StatusCode::OK, obj, &[]))
+    Ok(object_response(StatusCode::OK, obj, &warnings))
+}
+
+/// The `Warning` of a deprecated CRD version (upstream sends it on every
+/// request to that version).
+pub fn deprecation(res: &ResourceInfo) -> Vec<String> {
+    res.custom
+        .as_ref()
+        .and_then(|c| c.deprecation_warning.clone())
+        .into_iter()
+        .collect()
+}
+
+/// Custom resources are JSON (or YAML) only, as upstream's CRD handler:
+/// a protobuf body is 415.
+fn check_custom_body(res: &ResourceInfo, call: &Call) -> Result<(), ApiError> {
+    if res.is_custom() && body::content_type(&call.headers) == body::PROTOBUF {
+        return Err(ApiError::unsupported_media_type(&[
+            "application/json",
+            "application/yaml",
+        ]));
+    }
+    Ok(())
 }
 
 /// A JSON response for one object (encoded as upstream, see
@@ -352,8 +378,11 @@ async fn list(
             remaining_item_count: None,
         };
         let now = time::OffsetDateTime::now_utc();
-        let table = crate::table::table(res.group, res.kind, &page.items, &meta, include, now);
-        return Ok(object_response(StatusCode::OK, &table, &[]));
+        let table = match &res.custom {
+            Some(c) => crate::table::custom_table(&c.columns, &page.items, &meta, include, now),
+            None => crate::table::table(res.group, res.kind, &page.items, &meta, include, now),
+        };
+        return Ok(object_response(StatusCode::OK, &table, &deprecation(res)));
     }
     let mut metadata = json!({"resourceVersion": page.revision.to_string()});
     if let Some(c) = &page.continue_token {
@@ -366,7 +395,7 @@ async fn list(
         &page.items,
         res.kind,
     );
-    Ok(json_response(StatusCode::OK, body, &[]))
+    Ok(json_response(StatusCode::OK, body, &deprecation(res)))
 }
 
 async fn create(
@@ -375,9 +404,20 @@ async fn create(
     ns: &str,
     call: &Call,
 ) -> Result<Response, ApiError> {
+    check_custom_body(res, call)?;
+    if let Some(c) = &res.custom
+        && c.terminating
+    {
+        return Err(ApiError::method_not_supported(
+            res.group,
+            res.plural,
+            "create not allowed while custom resource definition is terminating",
+        ));
+    }
     let decoded = body::decode(&body::content_type(&call.headers), &call.body)?;
-    let (obj, warnings) =
+    let (obj, mut warnings) =
         body::admit_body(res, decoded, call.query.field_validation("CreateOptions")?)?;
+    warnings.extend(deprecation(res));
     let opts = write_options(call, "CreateOptions")?;
     let created = state.registry.create(res, ns, obj, &opts).await?;
     Ok(object_response(StatusCode::CREATED, &created, &warnings))
@@ -391,9 +431,11 @@ async fn update(
     target: Target,
     call: &Call,
 ) -> Result<Response, ApiError> {
+    check_custom_body(res, call)?;
     let decoded = body::decode(&body::content_type(&call.headers), &call.body)?;
-    let (obj, warnings) =
+    let (obj, mut warnings) =
         body::admit_body(res, decoded, call.query.field_validation("UpdateOptions")?)?;
+    warnings.extend(deprecation(res));
     let opts = write_options(call, "UpdateOptions")?;
     let updated = state
         .registry

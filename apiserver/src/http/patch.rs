@@ -31,6 +31,17 @@ pub const PATCH_TYPES: &[&str] = &[
     "application/apply-patch+yaml",
 ];
 
+/// The patch types `res` accepts: custom resources take every type but
+/// strategic merge patch, as upstream's CRD handler.
+pub fn patch_types(res: &ResourceInfo) -> &'static [&'static str] {
+    const CUSTOM: &[&str] = &[
+        "application/json-patch+json",
+        "application/merge-patch+json",
+        "application/apply-patch+yaml",
+    ];
+    if res.is_custom() { CUSTOM } else { PATCH_TYPES }
+}
+
 /// One of the four patch formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PatchType {
@@ -183,8 +194,12 @@ pub(super) async fn handle(
 ) -> Result<Response, ApiError> {
     let content_type = body::content_type(&call.headers);
     let Some(patch_type) = PatchType::from_content_type(&content_type) else {
-        return Err(ApiError::unsupported_media_type(PATCH_TYPES));
+        return Err(ApiError::unsupported_media_type(patch_types(res)));
     };
+    if patch_type == PatchType::Strategic && res.is_custom() {
+        // Custom resources have no Go struct tags to drive it.
+        return Err(ApiError::unsupported_media_type(patch_types(res)));
+    }
     let force = validate_options(call, patch_type)?;
     let validation = call.query.field_validation("PatchOptions")?;
     let opts = write_options(call, "PatchOptions")?;

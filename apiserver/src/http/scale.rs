@@ -13,6 +13,65 @@ use super::query::Query;
 use super::status::ApiError;
 use crate::registry::{ResourceInfo, Target, WriteOptions, object};
 
+/// The value at a CRD scale path (`.spec.replicas`: dotted fields only,
+/// as upstream's CRD validation requires).
+fn at_path<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
+    path.trim_start_matches('.')
+        .split('.')
+        .try_fold(obj, |v, field| v.get(field))
+}
+
+/// Sets the value at a CRD scale path, creating objects on the way.
+fn set_path(obj: &mut Value, path: &str, value: Value) {
+    let fields: Vec<&str> = path.trim_start_matches('.').split('.').collect();
+    let Some((last, parents)) = fields.split_last() else {
+        return;
+    };
+    let mut cur = obj;
+    for f in parents {
+        let Some(map) = cur.as_object_mut() else {
+            return;
+        };
+        let next = map.entry(f.to_string()).or_insert_with(|| json!({}));
+        if !next.is_object() {
+            *next = json!({});
+        }
+        cur = next;
+    }
+    if let Some(map) = cur.as_object_mut() {
+        map.insert(last.to_string(), value);
+    }
+}
+
+/// The Scale of a custom resource, as upstream's CRD scale storage:
+/// missing replicas read as 0; the selector is the string at
+/// `labelSelectorPath`.
+fn custom_scale_of(obj: &Value, scale: &crate::registry::custom::CustomScale) -> Value {
+    let mut out = scale_of(obj);
+    let int = |p: &str| at_path(obj, p).and_then(Value::as_i64).unwrap_or(0);
+    out["spec"] = json!({"replicas": int(&scale.spec_replicas)});
+    let mut status = json!({"replicas": int(&scale.status_replicas)});
+    if let Some(sel) = scale
+        .label_selector
+        .as_deref()
+        .and_then(|p| at_path(obj, p))
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+    {
+        status["selector"] = json!(sel);
+    }
+    out["status"] = status;
+    out
+}
+
+/// The Scale of `obj` as `res` maps it.
+fn scale_for(res: &ResourceInfo, obj: &Value) -> Value {
+    match res.custom.as_ref().and_then(|c| c.scale.as_ref()) {
+        Some(s) => custom_scale_of(obj, s),
+        None => scale_of(obj),
+    }
+}
+
 /// The Scale of `obj`.
 pub fn scale_of(obj: &Value) -> Value {
     let meta = obj.get("metadata").cloned().unwrap_or(json!({}));
@@ -113,13 +172,17 @@ pub async fn handle(
     };
     let wanted_scale = match *method {
         Method::GET => {
-            let scale = scale_of(&current);
+            let scale = scale_for(res, &current);
             // `kubectl get … --subresource=scale` asks for a Table.
             if super::api::wants_table(headers) {
                 let include = super::api::include_object(query)?;
                 let now = time::OffsetDateTime::now_utc();
-                let table =
-                    crate::table::object_table("autoscaling", "Scale", &scale, include, now);
+                let table = match res.custom.as_ref().and_then(|c| c.scale_columns.as_ref()) {
+                    Some(cols) => crate::table::custom_object_table(cols, &scale, include, now),
+                    None => {
+                        crate::table::object_table("autoscaling", "Scale", &scale, include, now)
+                    }
+                };
                 return Ok(object_response(StatusCode::OK, &table, &[]));
             }
             return Ok(object_response(StatusCode::OK, &scale, &[]));
@@ -133,7 +196,12 @@ pub async fn handle(
                 return Err(ApiError::unsupported_media_type(PATCH_TYPES));
             };
             let scale_schema = crate::schema::definitions().for_gvk("autoscaling", "v1", "Scale");
-            apply_document(patch_type, body_bytes, &scale_of(&current), scale_schema)?
+            apply_document(
+                patch_type,
+                body_bytes,
+                &scale_for(res, &current),
+                scale_schema,
+            )?
         }
         _ => return Err(ApiError::method_not_allowed()),
     };
@@ -164,11 +232,20 @@ pub async fn handle(
             if let Some(rv) = &precondition {
                 object::set_meta(&mut obj, "resourceVersion", Some(json!(rv)));
             }
-            if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
-                spec.insert("replicas".into(), json!(replicas));
+            match res.custom.as_ref().and_then(|c| c.scale.as_ref()) {
+                Some(s) => set_path(&mut obj, &s.spec_replicas, json!(replicas)),
+                None => {
+                    if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
+                        spec.insert("replicas".into(), json!(replicas));
+                    }
+                }
             }
             Ok(obj)
         })
         .await?;
-    Ok(object_response(StatusCode::OK, &scale_of(&updated), &[]))
+    Ok(object_response(
+        StatusCode::OK,
+        &scale_for(res, &updated),
+        &[],
+    ))
 }

@@ -24,11 +24,11 @@ pub async fn serve(
     headers: &HeaderMap,
 ) -> Result<Response, ApiError> {
     let mut tables = if super::api::wants_table(headers) {
-        Some(crate::table::WatchTables::new(
-            res.group,
-            res.kind,
-            super::api::include_object(q)?,
-        ))
+        let include = super::api::include_object(q)?;
+        Some(match &res.custom {
+            Some(c) => crate::table::WatchTables::custom(c.columns.clone(), include),
+            None => crate::table::WatchTables::new(res.group, res.kind, include),
+        })
     } else {
         None
     };

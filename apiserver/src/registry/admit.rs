@@ -51,6 +51,9 @@ impl Request<'_> {
 
 /// Runs the mutating plugins on `obj` in place.
 pub(crate) fn mutate(chain: &Chain, req: &Request<'_>, obj: &mut Value) -> Result<(), ApiError> {
+    if is_crd(req.res) && req.subresource.is_none() {
+        skein_apiextensions::crd::set_defaults(obj);
+    }
     if chain.mutators().is_empty() {
         return Ok(());
     }
@@ -70,6 +73,15 @@ pub(crate) fn mutate(chain: &Chain, req: &Request<'_>, obj: &mut Value) -> Resul
 /// Runs the validating plugins on the object as it will be stored (moved
 /// into the attributes and back, not copied).
 pub(crate) fn validate(chain: &Chain, req: &Request<'_>, obj: &mut Value) -> Result<(), ApiError> {
+    let causes = schema_causes(req, obj);
+    if !causes.is_empty() {
+        let attrs = req.attributes(obj.clone());
+        let gvk = GroupVersionKind::new(req.res.group, req.res.version, req.res.kind);
+        return Err(to_api_error(
+            &Denial::invalid(&gvk, req.name, causes),
+            &attrs,
+        ));
+    }
     if chain.validators().is_empty() {
         return Ok(());
     }
@@ -77,6 +89,34 @@ pub(crate) fn validate(chain: &Chain, req: &Request<'_>, obj: &mut Value) -> Res
     let result = chain.validate(&attrs).map_err(|d| to_api_error(&d, &attrs));
     *obj = attrs.object.take().unwrap_or(Value::Null);
     result
+}
+
+/// Whether `res` is `customresourcedefinitions.apiextensions.k8s.io`.
+pub(crate) fn is_crd(res: &ResourceInfo) -> bool {
+    res.group == super::custom::GROUP && res.plural == "customresourcedefinitions"
+}
+
+/// The schema-driven checks of a write: a custom resource against its CRD
+/// version's structural schema and CEL rules; a CRD against upstream's CRD
+/// validation.
+fn schema_causes(req: &Request<'_>, obj: &Value) -> Vec<skein_admission::Cause> {
+    let status = req.subresource == Some("status");
+    if let Some(custom) = &req.res.custom {
+        let (causes, _warnings) = match (status, req.old) {
+            (true, Some(old)) => custom.validate_status(obj, old),
+            _ => custom.validate(obj, req.old),
+        };
+        return causes;
+    }
+    if is_crd(req.res) {
+        use skein_apiextensions::crd;
+        return match (status, req.old) {
+            (true, _) => crd::validate_status(obj),
+            (false, Some(old)) => crd::validate_update(obj, old),
+            (false, None) => crd::validate_create(obj),
+        };
+    }
+    Vec::new()
 }
 
 /// A denial as the `metav1.Status` upstream sends for it.

@@ -60,6 +60,15 @@ pub struct CustomVersion {
     /// The server-side-apply schema of this version, built on first use
     /// ([`CustomVersion::apply_definitions`]).
     pub apply_schema: std::sync::OnceLock<Option<crate::schema::Definitions>>,
+    /// The structural schema (validation, pruning, defaulting); `None`
+    /// when the version has no usable schema.
+    pub structural: Option<skein_apiextensions::schema::Structural>,
+    /// The CEL rules of this version's schema.
+    pub rules: Option<skein_apiextensions::cel::Rules>,
+    /// The Table columns (`additionalPrinterColumns`, default `Age`).
+    pub columns: Arc<crate::table::CustomColumns>,
+    /// The Table columns of the `scale` subresource.
+    pub scale_columns: Option<Arc<crate::table::CustomColumns>>,
 }
 
 impl std::fmt::Debug for CustomVersion {
@@ -109,16 +118,139 @@ impl CustomVersion {
                 serde_json::from_value(meta.take())?;
             *meta = serde_json::to_value(typed)?;
         }
+        if let Some(s) = &self.structural {
+            s.prune(&mut v);
+            s.default(&mut v);
+        }
         Ok(v)
     }
 
     /// Defaults applied on read, as upstream defaults stored objects when
     /// they are decoded.
-    pub fn default_on_read(&self, _v: &mut Value) {}
+    pub fn default_on_read(&self, v: &mut Value) {
+        if let Some(s) = &self.structural {
+            s.default(v);
+        }
+    }
+
+    /// A stored object as this version serves it: `apiVersion` rewritten
+    /// (conversion strategy `None`, as upstream's nop converter) and
+    /// defaults applied, as upstream decodes stored objects.
+    pub fn present(&self, api_version: &str, obj: &mut Value) {
+        if let Some(map) = obj.as_object_mut()
+            && map.get("apiVersion").and_then(Value::as_str) != Some(api_version)
+        {
+            map.insert("apiVersion".into(), Value::String(api_version.to_string()));
+        }
+        self.default_on_read(obj);
+    }
 
     /// Schema and CEL validation of a write (`old` on updates).
-    pub fn validate(&self, _new: &Value, _old: Option<&Value>) -> Vec<Cause> {
-        Vec::new()
+    /// Schema errors come first; CEL rules run unless a schema error
+    /// blocks them (upstream's `hasBlockingErr`). Returns the causes and the
+    /// warnings (ratcheted rule failures) to send.
+    pub fn validate(&self, new: &Value, old: Option<&Value>) -> (Vec<Cause>, Vec<String>) {
+        let mut causes = match (&self.structural, old) {
+            (Some(s), Some(old)) => s.validate_update(new, old),
+            (Some(s), None) => s.validate(new),
+            (None, _) => Vec::new(),
+        };
+        let mut warnings = Vec::new();
+        if let Some(rules) = &self.rules
+            && !rules.is_empty()
+        {
+            match skein_apiextensions::cel::blocking_cause(&causes) {
+                Some(blocking) => causes.push(blocking),
+                None => {
+                    let outcome = rules.validate_with_warnings(new, old);
+                    causes.extend(outcome.causes);
+                    warnings = outcome.warnings;
+                }
+            }
+        }
+        (causes, warnings)
+    }
+
+    /// Validation of a `/status` write: only `status`, against its schema.
+    pub fn validate_status(&self, new: &Value, old: &Value) -> (Vec<Cause>, Vec<String>) {
+        let mut causes = match &self.structural {
+            Some(s) => s.validate_status_update(new, old),
+            None => Vec::new(),
+        };
+        let mut warnings = Vec::new();
+        if let Some(rules) = &self.rules
+            && !rules.is_empty()
+            && causes.is_empty()
+        {
+            let outcome = rules.validate_with_warnings(new, Some(old));
+            causes.extend(outcome.causes);
+            warnings = outcome.warnings;
+        }
+        (causes, warnings)
+    }
+}
+
+/// The group of Skein's own API, whose CRDs the server installs.
+pub const FEDERATION_GROUP: &str = "federation.skein.io";
+
+/// Refuses a user's write or delete of a CRD of Skein's own API group: the
+/// server installs and upgrades those at start.
+pub fn guard_federation(res: &ResourceInfo, name: &str) -> Result<(), crate::status::ApiError> {
+    if super::admit::is_crd(res) && name.ends_with(&format!(".{FEDERATION_GROUP}")) {
+        return Err(crate::status::ApiError::forbidden(
+            GROUP,
+            "customresourcedefinitions",
+            name,
+            &format!(
+                "{name} is part of Skein's own API ({FEDERATION_GROUP}): the server installs and upgrades it at start, and it cannot be changed or deleted"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Sets a condition in `status.conditions` (replacing one of the same type;
+/// `lastTransitionTime` kept when the status did not change).
+pub fn set_condition(obj: &mut Value, kind: &str, status: bool, reason: &str, message: &str) {
+    let Some(root) = obj.as_object_mut() else {
+        return;
+    };
+    let st = root.entry("status").or_insert_with(|| json!({}));
+    if !st.is_object() {
+        *st = json!({});
+    }
+    let Some(st) = st.as_object_mut() else {
+        return;
+    };
+    let list = st.entry("conditions").or_insert_with(|| json!([]));
+    if !list.is_array() {
+        *list = json!([]);
+    }
+    let Some(list) = list.as_array_mut() else {
+        return;
+    };
+    let status_text = if status { "True" } else { "False" };
+    let now = super::object::now_rfc3339();
+    let existing = list
+        .iter_mut()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some(kind));
+    match existing {
+        Some(c) => {
+            let changed = c.get("status").and_then(Value::as_str) != Some(status_text);
+            c["status"] = json!(status_text);
+            c["reason"] = json!(reason);
+            c["message"] = json!(message);
+            if changed || c.get("lastTransitionTime").is_none() {
+                c["lastTransitionTime"] = json!(now);
+            }
+        }
+        None => list.push(json!({
+            "type": kind,
+            "status": status_text,
+            "lastTransitionTime": now,
+            "reason": reason,
+            "message": message,
+        })),
     }
 }
 
@@ -318,7 +450,7 @@ fn version_rows(crd: &Value, names: &Names) -> Vec<Arc<ResourceInfo>> {
         .to_string();
     let terminating = crd.pointer("/metadata/deletionTimestamp").is_some();
     let mut out = Vec::new();
-    for v in versions(crd) {
+    for (i, v) in versions(crd).enumerate() {
         if v.get("served").and_then(Value::as_bool) != Some(true) {
             continue;
         }
@@ -339,6 +471,24 @@ fn version_rows(crd: &Value, names: &Names) -> Vec<Arc<ResourceInfo>> {
                     None => format!("{group}/{version} {} is deprecated", names.kind),
                 },
             );
+        let schema = v
+            .pointer("/schema/openAPIV3Schema")
+            .or_else(|| crd.pointer("/spec/validation/openAPIV3Schema"));
+        let structural =
+            schema.and_then(|s| skein_apiextensions::schema::Structural::parse(s).ok());
+        let rules = schema.and_then(|s| {
+            skein_apiextensions::cel::compile(
+                s,
+                &format!("spec.versions[{i}].schema.openAPIV3Schema"),
+            )
+            .ok()
+        });
+        let columns = Arc::new(crate::table::CustomColumns::lenient(
+            v.get("additionalPrinterColumns").unwrap_or(&Value::Null),
+        ));
+        let scale_columns = v
+            .pointer("/subresources/scale")
+            .map(|s| Arc::new(crate::table::CustomColumns::scale(s)));
         let custom = CustomVersion {
             crd_name: str_at(crd, "/metadata/name").to_string(),
             crd_uid: str_at(crd, "/metadata/uid").to_string(),
@@ -349,6 +499,10 @@ fn version_rows(crd: &Value, names: &Names) -> Vec<Arc<ResourceInfo>> {
             scale: scale.clone(),
             terminating,
             apply_schema: std::sync::OnceLock::new(),
+            structural,
+            rules,
+            columns,
+            scale_columns,
         };
         let api_version = format!("{group}/{version}");
         out.push(Arc::new(ResourceInfo {

@@ -69,6 +69,13 @@ impl Registry {
         ns: Option<&str>,
         q: &ListQuery,
     ) -> Result<ListPage, ApiError> {
+        if let Some(c) = &res.custom {
+            let mut page = self.list_stored(res, ns, q).await?;
+            for item in &mut page.items {
+                c.present(res.api_version, item);
+            }
+            return Ok(page);
+        }
         match super::converted(res)? {
             None => self.list_stored(res, ns, q).await,
             Some((stored, c)) => {

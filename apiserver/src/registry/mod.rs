@@ -242,6 +242,11 @@ impl Registry {
 
     /// Reads one object, in `res`'s version.
     pub async fn get(&self, res: &ResourceInfo, ns: &str, name: &str) -> Result<Value, ApiError> {
+        if let Some(c) = &res.custom {
+            let mut obj = self.get_stored(res, ns, name).await?;
+            c.present(res.api_version, &mut obj);
+            return Ok(obj);
+        }
         match converted(res)? {
             None => self.get_stored(res, ns, name).await,
             Some((stored, c)) => Ok((c.from_storage)(self.get_stored(&stored, ns, name).await?)),
@@ -342,6 +347,9 @@ impl Registry {
             set_meta(&mut obj, "name", Some(json!(name)));
         }
         let name = object::name(&obj).to_string();
+        if opts.requester.is_some() {
+            custom::guard_federation(res, &name)?;
+        }
         let admission = admit::Request {
             res,
             operation: Operation::Create,
@@ -521,6 +529,9 @@ impl Registry {
         target: Target,
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
+        if opts.requester.is_some() {
+            custom::guard_federation(res, name)?;
+        }
         let admission = admit::Request {
             res,
             operation: Operation::Update,
@@ -564,6 +575,9 @@ impl Registry {
     ) -> Result<Value, ApiError> {
         let name = object::name(old).to_string();
         let namespace = meta_str(old, "namespace").unwrap_or("").to_string();
+        if opts.requester.is_some() {
+            custom::guard_federation(res, &name)?;
+        }
         let admission = admit::Request {
             res,
             operation: Operation::Update,
@@ -875,7 +889,9 @@ impl Registry {
                 "this namespace may not be deleted",
             ));
         }
+        custom::guard_federation(res, name)?;
         let key = key::object(res, ns, name);
+        let is_crd = admit::is_crd(res);
         for _ in 0..16 {
             let current = match self.store.get(&key).await {
                 Ok(kv) => kv,
@@ -887,6 +903,14 @@ impl Registry {
             let obj = Registry::decode(&current)?;
             check_delete_preconditions(res, name, opts, &obj, current.mod_revision)?;
             let mut finalizers = object::finalizers(&obj);
+            // A CRD's objects go first (upstream's CRD storage adds the
+            // cleanup finalizer on the first delete).
+            if is_crd
+                && !object::is_deleting(&obj)
+                && !finalizers.iter().any(|f| f == custom::CLEANUP_FINALIZER)
+            {
+                finalizers.push(custom::CLEANUP_FINALIZER.to_string());
+            }
             let propagation = opts.propagation.unwrap_or(default_propagation(res));
             let gc_finalizer = match propagation {
                 Propagation::Foreground => Some(FOREGROUND_FINALIZER),
@@ -939,6 +963,15 @@ impl Registry {
                 && let Some(status) = marked.get_mut("status").and_then(Value::as_object_mut)
             {
                 status.insert("phase".into(), json!("Terminating"));
+            }
+            if is_crd && !object::is_deleting(&obj) {
+                custom::set_condition(
+                    &mut marked,
+                    "Terminating",
+                    true,
+                    "InstanceDeletionPending",
+                    "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+                );
             }
             if opts.dry_run {
                 return Ok(Deleted::Pending(marked));

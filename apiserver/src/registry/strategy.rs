@@ -24,24 +24,26 @@ pub fn name_rule(res: &ResourceInfo) -> NameRule {
 
 /// Whether the kind's strategy maintains `metadata.generation`.
 pub fn tracks_generation(res: &ResourceInfo) -> bool {
-    matches!(
-        (res.group, res.plural),
-        ("", "replicationcontrollers")
-            | (
-                "apps",
-                "deployments" | "replicasets" | "statefulsets" | "daemonsets"
-            )
-            | ("batch", "jobs" | "cronjobs")
-            | ("autoscaling", "horizontalpodautoscalers")
-            | ("policy", "poddisruptionbudgets")
-            | ("networking.k8s.io", "ingresses" | "networkpolicies")
-            | ("apiextensions.k8s.io", "customresourcedefinitions")
-            | ("flowcontrol.apiserver.k8s.io", _)
-            | (
-                "admissionregistration.k8s.io",
-                "validatingadmissionpolicies"
-            )
-    )
+    // Custom resources always do (upstream's customresource strategy).
+    res.is_custom()
+        || matches!(
+            (res.group, res.plural),
+            ("", "replicationcontrollers")
+                | (
+                    "apps",
+                    "deployments" | "replicasets" | "statefulsets" | "daemonsets"
+                )
+                | ("batch", "jobs" | "cronjobs")
+                | ("autoscaling", "horizontalpodautoscalers")
+                | ("policy", "poddisruptionbudgets")
+                | ("networking.k8s.io", "ingresses" | "networkpolicies")
+                | ("apiextensions.k8s.io", "customresourcedefinitions")
+                | ("flowcontrol.apiserver.k8s.io", _)
+                | (
+                    "admissionregistration.k8s.io",
+                    "validatingadmissionpolicies"
+                )
+        )
 }
 
 /// Create: status is reset (it belongs to controllers), generation starts at 1,
@@ -108,6 +110,9 @@ pub fn prepare_for_create(res: &ResourceInfo, obj: &mut Value, requester: Option
     } else {
         set_meta(obj, "generation", None);
     }
+    if super::admit::is_crd(res) {
+        skein_apiextensions::crd::prepare_for_create(obj);
+    }
 }
 
 /// Update of the main resource: status is kept from `old`; generation is
@@ -126,6 +131,9 @@ pub fn prepare_for_update(res: &ResourceInfo, new: &mut Value, old: &Value) {
         }
     }
     carry_generation(res, new, old);
+    if super::admit::is_crd(res) {
+        skein_apiextensions::crd::prepare_for_update(new, old);
+    }
 }
 
 /// Update of `/status`: only status changes; everything else is `old`'s.

@@ -68,6 +68,23 @@ impl Registry {
         ns: Option<&str>,
         q: WatchQuery,
     ) -> Result<BoxStream<'static, WatchItem>, ApiError> {
+        if let Some(custom) = res.custom.clone() {
+            let api_version = res.api_version;
+            let present = move |mut o: Value| {
+                custom.present(api_version, &mut o);
+                o
+            };
+            return Ok(self
+                .watch_stored(res, ns, q)
+                .await?
+                .map(move |item| match item {
+                    WatchItem::Added(o) => WatchItem::Added(present(o)),
+                    WatchItem::Modified(o) => WatchItem::Modified(present(o)),
+                    WatchItem::Deleted(o) => WatchItem::Deleted(present(o)),
+                    other => other,
+                })
+                .boxed());
+        }
         let Some((stored, c)) = super::converted(res)? else {
             return self.watch_stored(res, ns, q).await;
         };

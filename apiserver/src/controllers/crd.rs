@@ -1,0 +1,300 @@
+//! The CustomResourceDefinition controllers of apiextensions-apiserver,
+//! folded into one loop: naming (`NamesAccepted`, `acceptedNames`),
+//! establishing (`Established`), serving (the resource table's custom
+//! rows), and finalizing (a deleted CRD's objects are deleted, then its
+//! `customresourcecleanup.apiextensions.k8s.io` finalizer is removed).
+//! Also installs Skein's own `federation.skein.io` CRDs at start.
+//!
+//! # Contracts
+//! - [`sync`] is idempotent: it lists every CRD, swaps the table's custom
+//!   rows for the ones the CRDs ask for, and writes a CRD's status only when
+//!   it changed. The loop runs it after every CRD change (and every 30 s),
+//!   so a change takes effect as soon as the watch delivers it.
+//! - The table is rebuilt before statuses are written, so a client that
+//!   waits for `Established` finds the resource served.
+//! - Cleanup deletes objects through the registry (their own finalizers and
+//!   the garbage collector apply); the CRD goes only when none is left.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+use crate::registry::custom::{self, CLEANUP_FINALIZER, Naming};
+use crate::registry::list::ListQuery;
+use crate::registry::watch::{WatchItem, WatchQuery};
+use crate::registry::{
+    DeleteOptions, Registry, ResourceInfo, Target, WriteOptions, object, resource,
+};
+use crate::status::ApiError;
+
+const MANAGER: &str = "skein-apiextensions-controller";
+
+/// Skein's own API, as CRD manifests compiled into the binary.
+const FEDERATION_CRDS: &[&str] = &[
+    include_str!("../../crds/federation.skein.io/clusters.yaml"),
+    include_str!("../../crds/federation.skein.io/placements.yaml"),
+    include_str!("../../crds/federation.skein.io/clusterplacements.yaml"),
+    include_str!("../../crds/federation.skein.io/federations.yaml"),
+];
+
+fn opts() -> WriteOptions {
+    WriteOptions {
+        field_manager: MANAGER.into(),
+        ..WriteOptions::default()
+    }
+}
+
+fn crd_resource() -> Result<std::sync::Arc<ResourceInfo>, ApiError> {
+    resource::find(custom::GROUP, "v1", "customresourcedefinitions")
+        .ok_or_else(|| ApiError::internal("customresourcedefinitions are not served"))
+}
+
+/// Creates or upgrades the `federation.skein.io` CRDs (a manifest whose
+/// spec differs from the stored one replaces it), then serves every CRD.
+pub async fn start(registry: &Registry) -> Result<(), ApiError> {
+    let res = crd_resource()?;
+    for text in FEDERATION_CRDS {
+        let manifest: Value = serde_saphyr::from_str(text).map_err(|e| {
+            ApiError::internal(format!("a built-in CRD manifest is malformed: {e}"))
+        })?;
+        let name = object::name(&manifest).to_string();
+        match registry.get(&res, "", &name).await {
+            Ok(current) => {
+                let mut wanted = manifest.clone();
+                skein_apiextensions::crd::set_defaults(&mut wanted);
+                if current.get("spec") != wanted.get("spec") {
+                    let spec = manifest.get("spec").cloned().unwrap_or(Value::Null);
+                    registry
+                        .update_with(&res, "", &name, Target::Main, &opts(), move |cur| {
+                            let mut next = cur.clone();
+                            next["spec"] = spec.clone();
+                            Ok(next)
+                        })
+                        .await?;
+                    tracing::info!(crd = %name, "upgraded a built-in CRD");
+                }
+            }
+            Err(e) if e.code().as_u16() == 404 => {
+                let obj = res
+                    .normalize(manifest)
+                    .map_err(|e| ApiError::internal(e.to_string()))?;
+                registry.create(&res, "", obj, &opts()).await?;
+                tracing::info!(crd = %name, "installed a built-in CRD");
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    sync(registry).await
+}
+
+/// Runs the loop until the runtime shuts down.
+pub async fn run(registry: Registry) {
+    loop {
+        if let Err(e) = watch_once(&registry).await {
+            tracing::warn!(controller = "crd", error = %e, "restarting");
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+async fn watch_once(registry: &Registry) -> Result<(), ApiError> {
+    let res = crd_resource()?;
+    let mut events = registry.watch(&res, None, WatchQuery::default()).await?;
+    sync(registry).await?;
+    loop {
+        let next = tokio::time::timeout(Duration::from_secs(30), events.next()).await;
+        match next {
+            Ok(None) => return Ok(()),
+            Ok(Some(WatchItem::Error(e))) => {
+                return Err(ApiError::internal(format!("watch failed: {e:?}")));
+            }
+            Ok(Some(_)) | Err(_) => {
+                // Coalesce a burst of changes into one pass.
+                while let Ok(Some(_)) =
+                    tokio::time::timeout(Duration::from_millis(5), events.next()).await
+                {
+                }
+                sync(registry).await?;
+            }
+        }
+    }
+}
+
+/// One pass over every CRD (see the module's contracts).
+pub async fn sync(registry: &Registry) -> Result<(), ApiError> {
+    let res = crd_resource()?;
+    let crds = registry
+        .list(&res, None, &ListQuery::default())
+        .await?
+        .items;
+    let (rows, outcomes) = custom::rows(&crds);
+    resource::replace_custom(rows);
+    for crd in &crds {
+        let name = object::name(crd).to_string();
+        if let Some(naming) = outcomes.get(&name) {
+            write_status(registry, &res, crd, naming).await?;
+        }
+        if object::is_deleting(crd)
+            && object::finalizers(crd)
+                .iter()
+                .any(|f| f == CLEANUP_FINALIZER)
+        {
+            finalize(registry, &res, crd).await?;
+        }
+    }
+    Ok(())
+}
+
+/// The status the naming and establishing controllers want for `crd`.
+fn desired_status(crd: &Value, naming: &Naming) -> Value {
+    let mut next = crd.clone();
+    let (accepted, reason, message) = &naming.names_accepted;
+    if *accepted || crd.pointer("/status/acceptedNames/kind").is_some() {
+        next["status"]["acceptedNames"] = naming.accepted.to_json();
+    }
+    custom::set_condition(&mut next, "NamesAccepted", *accepted, reason, message);
+    let established = crd
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == "Established" && c["status"] == "True");
+    if *accepted {
+        custom::set_condition(
+            &mut next,
+            "Established",
+            true,
+            "InitialNamesAccepted",
+            "the initial names have been accepted",
+        );
+    } else if !established {
+        custom::set_condition(
+            &mut next,
+            "Established",
+            false,
+            "NotAccepted",
+            "not all names are accepted",
+        );
+    }
+    next.get("status").cloned().unwrap_or_else(|| json!({}))
+}
+
+/// `status` without the condition timestamps, to compare.
+fn comparable(status: Option<&Value>) -> Value {
+    let mut s = status.cloned().unwrap_or_else(|| json!({}));
+    if let Some(list) = s.get_mut("conditions").and_then(Value::as_array_mut) {
+        for c in list {
+            if let Some(c) = c.as_object_mut() {
+                c.remove("lastTransitionTime");
+            }
+        }
+    }
+    s
+}
+
+async fn write_status(
+    registry: &Registry,
+    res: &ResourceInfo,
+    crd: &Value,
+    naming: &Naming,
+) -> Result<(), ApiError> {
+    let status = desired_status(crd, naming);
+    if comparable(Some(&status)) == comparable(crd.get("status")) {
+        return Ok(());
+    }
+    let name = object::name(crd).to_string();
+    let naming = naming.clone();
+    let result = registry
+        .update_with(res, "", &name, Target::Status, &opts(), move |cur| {
+            let mut next = cur.clone();
+            next["status"] = desired_status(cur, &naming);
+            Ok(next)
+        })
+        .await;
+    match result {
+        Ok(_) => Ok(()),
+        // Deleted meanwhile: the next pass sees it gone.
+        Err(e) if e.code().as_u16() == 404 => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Deletes the objects of a terminating CRD; removes the cleanup finalizer
+/// when none is left.
+async fn finalize(registry: &Registry, res: &ResourceInfo, crd: &Value) -> Result<(), ApiError> {
+    let name = object::name(crd).to_string();
+    let storage = resource::stored()
+        .into_iter()
+        .find(|r| r.custom.as_ref().is_some_and(|c| c.crd_name == name));
+    let mut remaining = 0usize;
+    if let Some(rows) = storage {
+        let items = registry
+            .list(&rows, None, &ListQuery::default())
+            .await?
+            .items;
+        remaining = items.len();
+        for item in &items {
+            if object::is_deleting(item) {
+                continue;
+            }
+            let ns = object::namespace(item).to_string();
+            match registry
+                .delete(&rows, &ns, object::name(item), &DeleteOptions::default())
+                .await
+            {
+                Ok(_) => {}
+                Err(e) if e.code().as_u16() == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let marked = crd
+            .pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .any(|c| c["type"] == "Terminating" && c["reason"] == "InstanceDeletionInProgress");
+        if remaining > 0 && !marked {
+            // Mark progress once.
+            let _ = registry
+                .update_with(res, "", &name, Target::Status, &opts(), |cur| {
+                    let mut next = cur.clone();
+                    custom::set_condition(
+                        &mut next,
+                        "Terminating",
+                        true,
+                        "InstanceDeletionInProgress",
+                        "CustomResource deletion is in progress",
+                    );
+                    Ok(next)
+                })
+                .await;
+        }
+        if remaining > 0 {
+            let left = registry
+                .list(&rows, None, &ListQuery::default())
+                .await?
+                .items;
+            remaining = left.len();
+        }
+    }
+    if remaining > 0 {
+        return Ok(());
+    }
+    let result = registry
+        .update_with(res, "", &name, Target::Main, &opts(), |cur| {
+            let mut next = cur.clone();
+            let kept: Vec<String> = object::finalizers(cur)
+                .into_iter()
+                .filter(|f| f != CLEANUP_FINALIZER)
+                .collect();
+            object::set_finalizers(&mut next, &kept);
+            Ok(next)
+        })
+        .await;
+    match result {
+        Ok(_) => Ok(()),
+        Err(e) if e.code().as_u16() == 404 => Ok(()),
+        Err(e) => Err(e),
+    }
+}
