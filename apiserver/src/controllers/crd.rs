@@ -177,8 +177,31 @@ fn desired_status(crd: &Value, naming: &Naming) -> Value {
             "not all names are accepted",
         );
     }
+    // Skein's own condition: a conversion it cannot perform (a webhook
+    // given by a Service reference: there is no service network here).
+    let converter = crate::registry::conversion::custom::CustomConverter::new(crd);
+    match converter.unsupported_reason() {
+        Some(why) => custom::set_condition(
+            &mut next,
+            CONVERSION_CONDITION,
+            false,
+            "ConversionUnsupported",
+            why,
+        ),
+        None => {
+            if let Some(list) = next
+                .pointer_mut("/status/conditions")
+                .and_then(Value::as_array_mut)
+            {
+                list.retain(|c| c["type"] != CONVERSION_CONDITION);
+            }
+        }
+    }
     next.get("status").cloned().unwrap_or_else(|| json!({}))
 }
+
+/// The condition that reports a conversion Skein cannot perform.
+pub const CONVERSION_CONDITION: &str = "ConversionSupported";
 
 /// `status` without the condition timestamps, to compare.
 fn comparable(status: Option<&Value>) -> Value {

@@ -69,6 +69,9 @@ pub struct CustomVersion {
     pub columns: Arc<crate::table::CustomColumns>,
     /// The Table columns of the `scale` subresource.
     pub scale_columns: Option<Arc<crate::table::CustomColumns>>,
+    /// How objects change versions (`spec.conversion`), shared by the
+    /// CRD's versions.
+    pub converter: Arc<super::conversion::custom::CustomConverter>,
 }
 
 impl std::fmt::Debug for CustomVersion {
@@ -131,6 +134,60 @@ impl CustomVersion {
         if let Some(s) = &self.structural {
             s.default(v);
         }
+    }
+
+    /// Stored objects as `api_version` (this version's) serves them:
+    /// converted (strategy `None`: `apiVersion` rewritten; `Webhook`: one
+    /// review for every object not already in this version), then
+    /// defaulted. Objects are stored in the version they were written in,
+    /// so reads convert whatever version they find, as upstream after a
+    /// storage-version change.
+    pub async fn present_all(
+        &self,
+        api_version: &str,
+        objects: Vec<Value>,
+    ) -> Result<Vec<Value>, crate::status::ApiError> {
+        let mut out = self.converter.convert(objects, api_version).await?;
+        for o in &mut out {
+            self.default_on_read(o);
+        }
+        Ok(out)
+    }
+
+    /// [`CustomVersion::present_all`] of one object.
+    pub async fn present_one(
+        &self,
+        api_version: &str,
+        obj: Value,
+    ) -> Result<Value, crate::status::ApiError> {
+        let mut out = self.present_all(api_version, vec![obj]).await?;
+        out.pop()
+            .ok_or_else(|| crate::status::ApiError::internal("conversion returned no object"))
+    }
+
+    /// [`CustomVersion::present_one`] from synchronous code on the server's
+    /// (multi-threaded) runtime: a webhook call blocks this worker only
+    /// (`block_in_place`). Strategy `None` never blocks.
+    pub fn present_blocking(
+        &self,
+        api_version: &str,
+        mut obj: Value,
+    ) -> Result<Value, crate::status::ApiError> {
+        use super::conversion::custom::CustomConverter;
+        if matches!(*self.converter, CustomConverter::None)
+            || obj.get("apiVersion").and_then(Value::as_str) == Some(api_version)
+        {
+            self.present(api_version, &mut obj);
+            return Ok(obj);
+        }
+        let handle = tokio::runtime::Handle::try_current()
+            .map_err(|_| crate::status::ApiError::internal("conversion needs a runtime"))?;
+        if handle.runtime_flavor() != tokio::runtime::RuntimeFlavor::MultiThread {
+            return Err(crate::status::ApiError::internal(
+                "webhook conversion inside a read-modify-write needs the multi-threaded runtime",
+            ));
+        }
+        tokio::task::block_in_place(|| handle.block_on(self.present_one(api_version, obj)))
     }
 
     /// A stored object as this version serves it: `apiVersion` rewritten
@@ -449,6 +506,7 @@ fn version_rows(crd: &Value, names: &Names) -> Vec<Arc<ResourceInfo>> {
         .unwrap_or("")
         .to_string();
     let terminating = crd.pointer("/metadata/deletionTimestamp").is_some();
+    let converter = Arc::new(super::conversion::custom::CustomConverter::new(crd));
     let mut out = Vec::new();
     for (i, v) in versions(crd).enumerate() {
         if v.get("served").and_then(Value::as_bool) != Some(true) {
@@ -490,6 +548,7 @@ fn version_rows(crd: &Value, names: &Names) -> Vec<Arc<ResourceInfo>> {
             .pointer("/subresources/scale")
             .map(|s| Arc::new(crate::table::CustomColumns::scale(s)));
         let custom = CustomVersion {
+            converter: converter.clone(),
             crd_name: str_at(crd, "/metadata/name").to_string(),
             crd_uid: str_at(crd, "/metadata/uid").to_string(),
             crd: crd.clone(),

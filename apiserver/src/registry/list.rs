@@ -71,9 +71,9 @@ impl Registry {
     ) -> Result<ListPage, ApiError> {
         if let Some(c) = &res.custom {
             let mut page = self.list_stored(res, ns, q).await?;
-            for item in &mut page.items {
-                c.present(res.api_version, item);
-            }
+            page.items = c
+                .present_all(res.api_version, std::mem::take(&mut page.items))
+                .await?;
             return Ok(page);
         }
         match super::converted(res)? {

@@ -243,9 +243,8 @@ impl Registry {
     /// Reads one object, in `res`'s version.
     pub async fn get(&self, res: &ResourceInfo, ns: &str, name: &str) -> Result<Value, ApiError> {
         if let Some(c) = &res.custom {
-            let mut obj = self.get_stored(res, ns, name).await?;
-            c.present(res.api_version, &mut obj);
-            return Ok(obj);
+            let obj = self.get_stored(res, ns, name).await?;
+            return c.present_one(res.api_version, obj).await;
         }
         match converted(res)? {
             None => self.get_stored(res, ns, name).await,
@@ -710,6 +709,24 @@ impl Registry {
     where
         F: FnMut(&Value) -> Result<Value, ApiError> + Send,
     {
+        if let Some(c) = res.custom.clone() {
+            let api_version = res.api_version;
+            let (obj, _) = self
+                .read_modify_write(
+                    res,
+                    ns,
+                    name,
+                    target,
+                    opts,
+                    false,
+                    |current| match current {
+                        Some(cur) => change(&c.present_blocking(api_version, cur.clone())?),
+                        None => Err(ApiError::not_found(res.group, res.plural, name)),
+                    },
+                )
+                .await?;
+            return c.present_one(api_version, obj).await;
+        }
         if let Some((stored, c)) = converted(res)? {
             // The change sees and returns `res`'s version; storage keeps its own.
             let (obj, _) =
@@ -759,6 +776,19 @@ impl Registry {
             keep_managed_fields: true,
             ..opts.clone()
         };
+        if let Some(c) = res.custom.clone() {
+            let api_version = res.api_version;
+            let mut merge = merge;
+            let (obj, created) = self
+                .read_modify_write(res, ns, name, target, &opts, true, |current| {
+                    let current = current
+                        .map(|cur| c.present_blocking(api_version, cur.clone()))
+                        .transpose()?;
+                    merge(current.as_ref())
+                })
+                .await?;
+            return Ok((c.present_one(api_version, obj).await?, created));
+        }
         if let Some((stored, c)) = converted(res)? {
             let mut merge = merge;
             let (obj, created) = self

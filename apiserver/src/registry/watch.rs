@@ -70,18 +70,21 @@ impl Registry {
     ) -> Result<BoxStream<'static, WatchItem>, ApiError> {
         if let Some(custom) = res.custom.clone() {
             let api_version = res.api_version;
-            let present = move |mut o: Value| {
-                custom.present(api_version, &mut o);
-                o
-            };
             return Ok(self
                 .watch_stored(res, ns, q)
                 .await?
-                .map(move |item| match item {
-                    WatchItem::Added(o) => WatchItem::Added(present(o)),
-                    WatchItem::Modified(o) => WatchItem::Modified(present(o)),
-                    WatchItem::Deleted(o) => WatchItem::Deleted(present(o)),
-                    other => other,
+                .then(move |item| {
+                    let custom = custom.clone();
+                    async move {
+                        let present = |o: Value| custom.present_one(api_version, o);
+                        let out = match item {
+                            WatchItem::Added(o) => present(o).await.map(WatchItem::Added),
+                            WatchItem::Modified(o) => present(o).await.map(WatchItem::Modified),
+                            WatchItem::Deleted(o) => present(o).await.map(WatchItem::Deleted),
+                            other => Ok(other),
+                        };
+                        out.unwrap_or_else(|e| WatchItem::Error(e))
+                    }
                 })
                 .boxed());
         }
