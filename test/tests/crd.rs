@@ -341,6 +341,10 @@ async fn a_crd_with_two_versions_is_served_like_a_built_in() {
         let group = format!("stable{i}.example.com");
         let crd_name = format!("crontabs.{group}");
         let ns = format!("crd-{i}");
+        // Both kubectls' groups have a CronTab: name the group.
+        let one = format!("crontab.{group}");
+        let all = format!("crontabs.{group}");
+        let version = format!("--api-version={group}/v1");
         env.namespace(k, &ns);
 
         // Create, wait for Established, check the status upstream writes.
@@ -395,14 +399,18 @@ async fn a_crd_with_two_versions_is_served_like_a_built_in() {
             ],
         );
         assert_eq!(out, format!("crontab.{group}/nightly created\n"));
-        let cr = get_json(k, &env.server, &["get", "crontab", "nightly", "-n", &ns]);
+        let cr = get_json(k, &env.server, &["get", &one, "nightly", "-n", &ns]);
         assert_eq!(cr["spec"]["replicas"], 1, "default replicas: {cr}");
         assert_eq!(cr["spec"]["size"], "small", "default size: {cr}");
         assert_eq!(cr["metadata"]["generation"], 1, "{cr}");
 
         // Printer columns, by short name, then -o wide with the priority-1
         // column.
-        let table = ok(k, &env.server, &["get", "ct", "-n", &ns]);
+        let table = ok(
+            k,
+            &env.server,
+            &["get", if i == 0 { "ct" } else { &all }, "-n", &ns],
+        );
         assert_eq!(
             header(&table),
             vec!["NAME", "IMAGE", "REPLICAS", "SCHEDULE", "AGE"],
@@ -412,11 +420,7 @@ async fn a_crd_with_two_versions_is_served_like_a_built_in() {
         assert_eq!(&row[..3], &["nightly", "busybox:1.36", "1"], "{table}");
         assert_eq!(&row[3..8], &["*/5", "*", "*", "*", "*"], "{table}");
         assert!(is_age(row[8]), "{table}");
-        let wide = ok(
-            k,
-            &env.server,
-            &["get", "crontabs", "-n", &ns, "-o", "wide"],
-        );
+        let wide = ok(k, &env.server, &["get", &all, "-n", &ns, "-o", "wide"]);
         assert_eq!(
             header(&wide),
             vec!["NAME", "IMAGE", "REPLICAS", "SCHEDULE", "SIZE", "AGE"],
@@ -425,7 +429,7 @@ async fn a_crd_with_two_versions_is_served_like_a_built_in() {
         assert_eq!(cells(&wide)[1][8], "small", "{wide}");
 
         // explain reads the CRD's schema from OpenAPI v3.
-        let out = ok(k, &env.server, &["explain", "crontabs.spec"]);
+        let out = ok(k, &env.server, &["explain", "crontabs.spec", &version]);
         assert!(out.contains(&format!("GROUP:      {group}")), "{out}");
         assert!(out.contains("KIND:       CronTab"), "{out}");
         assert!(out.contains("VERSION:    v1\n"), "{out}");
@@ -437,7 +441,11 @@ async fn a_crd_with_two_versions_is_served_like_a_built_in() {
                 && l.contains("-required-")),
             "{out}"
         );
-        let out = ok(k, &env.server, &["explain", "crontabs.spec.replicas"]);
+        let out = ok(
+            k,
+            &env.server,
+            &["explain", "crontabs.spec.replicas", &version],
+        );
         assert!(out.contains("FIELD: replicas <integer>"), "{out}");
         assert!(out.contains("How many copies run at once."), "{out}");
 
@@ -477,7 +485,7 @@ async fn a_crd_with_two_versions_is_served_like_a_built_in() {
         let file = env.manifest(&applied);
         let out = ok(k, &env.server, &["apply", "-n", &ns, "-f", &file]);
         assert_eq!(out, format!("crontab.{group}/applied configured\n"));
-        let cr = get_json(k, &env.server, &["get", "crontab", "applied", "-n", &ns]);
+        let cr = get_json(k, &env.server, &["get", &one, "applied", "-n", &ns]);
         assert_eq!(cr["spec"]["image"], "busybox:1.37", "{cr}");
         assert_eq!(cr["metadata"]["generation"], 2, "{cr}");
         assert!(
@@ -504,7 +512,11 @@ async fn a_crd_with_two_versions_is_served_like_a_built_in() {
             &["apply", "--server-side", "-n", &ns, "-f", &file],
         );
         assert_eq!(out, format!("crontab.{group}/ssa serverside-applied\n"));
-        let cr = get_json(k, &env.server, &["get", "crontab", "ssa", "-n", &ns]);
+        let cr = get_json(
+            k,
+            &env.server,
+            &["get", &one, "ssa", "-n", &ns, "--show-managed-fields"],
+        );
         assert_eq!(cr["spec"]["tags"], json!(["a", "b", "c"]), "{cr}");
         let managers: Vec<&str> = cr["metadata"]["managedFields"]
             .as_array()
@@ -520,10 +532,10 @@ async fn a_crd_with_two_versions_is_served_like_a_built_in() {
         let out = ok(
             k,
             &env.server,
-            &["scale", "crontab", "nightly", "-n", &ns, "--replicas=3"],
+            &["scale", &one, "nightly", "-n", &ns, "--replicas=3"],
         );
         assert_eq!(out, format!("crontab.{group}/nightly scaled\n"));
-        let cr = get_json(k, &env.server, &["get", "crontab", "nightly", "-n", &ns]);
+        let cr = get_json(k, &env.server, &["get", &one, "nightly", "-n", &ns]);
         assert_eq!(cr["spec"]["replicas"], 3, "{cr}");
         assert_eq!(cr["metadata"]["generation"], 2, "{cr}");
         let out = ok(
@@ -531,7 +543,7 @@ async fn a_crd_with_two_versions_is_served_like_a_built_in() {
             &env.server,
             &[
                 "patch",
-                "crontab",
+                &one,
                 "nightly",
                 "-n",
                 &ns,
@@ -542,7 +554,7 @@ async fn a_crd_with_two_versions_is_served_like_a_built_in() {
             ],
         );
         assert_eq!(out, format!("crontab.{group}/nightly patched\n"));
-        let cr = get_json(k, &env.server, &["get", "crontab", "nightly", "-n", &ns]);
+        let cr = get_json(k, &env.server, &["get", &one, "nightly", "-n", &ns]);
         assert_eq!(cr["status"]["replicas"], 3, "{cr}");
         assert_eq!(
             cr["spec"]["replicas"], 3,
@@ -555,14 +567,7 @@ async fn a_crd_with_two_versions_is_served_like_a_built_in() {
         let scale = get_json(
             k,
             &env.server,
-            &[
-                "get",
-                "crontab",
-                "nightly",
-                "-n",
-                &ns,
-                "--subresource=scale",
-            ],
+            &["get", &one, "nightly", "-n", &ns, "--subresource=scale"],
         );
         assert_eq!(scale["kind"], "Scale", "{scale}");
         assert_eq!(scale["apiVersion"], "autoscaling/v1", "{scale}");
@@ -577,7 +582,7 @@ async fn a_crd_with_two_versions_is_served_like_a_built_in() {
             &env.server,
             &[
                 "patch",
-                "crontab",
+                &one,
                 "nightly",
                 "-n",
                 &ns,
@@ -599,7 +604,7 @@ async fn a_crd_with_two_versions_is_served_like_a_built_in() {
         );
 
         // Watch with kubectl: a new object shows up.
-        let mut watch = Background::spawn(k, &env.server, &["get", "crontabs", "-n", &ns, "-w"]);
+        let mut watch = Background::spawn(k, &env.server, &["get", &all, "-n", &ns, "-w"]);
         watch.wait_for_stdout("the existing objects", WATCH_TIMEOUT, |s| {
             s.contains("nightly")
         });
@@ -666,7 +671,7 @@ async fn a_crd_with_two_versions_is_served_like_a_built_in() {
         r.expect_status(415, "UnsupportedMediaType");
 
         // Delete one.
-        let out = ok(k, &env.server, &["delete", "crontab", "watched", "-n", &ns]);
+        let out = ok(k, &env.server, &["delete", &one, "watched", "-n", &ns]);
         assert_deleted(k, &out, &format!("crontab.{group} \"watched\""), Some(&ns));
         let e = w.change().await;
         assert_eq!(
@@ -1248,7 +1253,15 @@ async fn deleting_a_crd_removes_its_custom_resources_and_discovery_entry() {
         assert_eq!(r.status, 404, "{}", r.text());
         let groups = api.get("/apis").await.expect(200);
         assert!(!groups.to_string().contains(&group), "{groups}");
-        let out = kubectl(k, &env.server, &["get", "crontabs", "-n", &ns]);
+        // With fresh discovery (a cached one would still list crontabs and
+        // get the 404 of the list, on a real cluster too).
+        let fresh = env.dir.path().join(format!("fresh-cache-{i}"));
+        let fresh = fresh.to_string_lossy();
+        let out = kubectl(
+            k,
+            &env.server,
+            &["get", "crontabs", "-n", &ns, "--cache-dir", &fresh],
+        );
         assert!(!out.status.success(), "{}", stdout(&out));
         assert_eq!(
             stderr(&out),
@@ -1307,8 +1320,26 @@ async fn a_crd_being_deleted_is_terminating_until_its_custom_resources_are_gone(
         json!(["customresourcecleanup.apiextensions.k8s.io"]),
         "{crd}"
     );
+    // Upstream's DELETE marks it InstanceDeletionPending, then its
+    // finalizer controller InstanceDeletionInProgress while it waits for
+    // the custom resources to go.
     let terminating = condition(&crd, "Terminating");
-    assert_eq!(terminating["reason"], "InstanceDeletionInProgress", "{crd}");
+    let expected = [
+        (
+            "InstanceDeletionPending",
+            "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+        ),
+        (
+            "InstanceDeletionInProgress",
+            "CustomResource deletion is in progress",
+        ),
+    ];
+    assert!(
+        expected
+            .iter()
+            .any(|(r, m)| terminating["reason"] == *r && terminating["message"] == *m),
+        "{crd}"
+    );
     // Releasing the custom resource lets the CRD go.
     api.merge_patch(
         &format!("{base}/held"),
