@@ -22,7 +22,7 @@ use tokio::net::TcpListener;
 /// itself.
 pub type Convert = fn(Value, &str) -> Value;
 
-/// A running webhook; stops when dropped.
+/// A running webhook; stops (closing its connections) when dropped.
 pub struct ConversionWebhook {
     url: String,
     ca_pem: String,
@@ -65,9 +65,19 @@ impl ConversionWebhook {
         let reviews = Arc::new(AtomicUsize::new(0));
         let counter = reviews.clone();
         let task = tokio::spawn(async move {
-            while let Ok((tcp, _)) = listener.accept().await {
+            // Connection tasks live in this set, so stopping the webhook
+            // also closes its kept-alive connections.
+            let mut connections = tokio::task::JoinSet::new();
+            loop {
+                let tcp = tokio::select! {
+                    accepted = listener.accept() => match accepted {
+                        Ok((tcp, _)) => tcp,
+                        Err(_) => break,
+                    },
+                    Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+                };
                 let (acceptor, counter) = (acceptor.clone(), counter.clone());
-                tokio::spawn(async move {
+                connections.spawn(async move {
                     let Ok(tls) = acceptor.accept(tcp).await else {
                         return;
                     };
