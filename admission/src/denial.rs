@@ -288,11 +288,11 @@ impl Cause {
     /// `field: Too long: may not be more than <max> bytes` (upstream
     /// `field.TooLong`).
     pub fn too_long(field: impl Into<String>, max: usize) -> Self {
-        let unit = if max == 1 { "byte" } else { "bytes" };
+        // v1.33's field.TooLong says "bytes" whatever the number.
         Self::new(
             field,
             Self::FIELD_VALUE_TOO_LONG,
-            format!("Too long: may not be more than {max} {unit}"),
+            format!("Too long: may not be more than {max} bytes"),
         )
     }
 

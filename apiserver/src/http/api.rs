@@ -130,6 +130,31 @@ async fn resource_call(state: AppState, call: Call, p: ResourcePath) -> Result<R
         return Err(ApiError::path_not_found());
     }
     let ns = p.namespace.as_deref();
+    let writes_crd = res.group == "apiextensions.k8s.io"
+        && res.plural == "customresourcedefinitions"
+        && call.method != Method::GET;
+    let response = serve_resource(&state, &call, &p, &res, ns).await;
+    if writes_crd && response.as_ref().is_ok_and(|r| r.status().is_success()) {
+        // Serve (or stop serving) at once, so a client that reads discovery
+        // right after the write (Helm before its hooks) finds it; the
+        // controller's loop would get there a moment later.
+        if let Err(e) = crate::controllers::crd::sync(&state.registry).await {
+            tracing::warn!(error = %e, "serving CRDs after a write failed");
+        }
+    }
+    response
+}
+
+/// The verbs of one resource (after the special resources above).
+async fn serve_resource(
+    state: &AppState,
+    call: &Call,
+    p: &ResourcePath,
+    res: &std::sync::Arc<ResourceInfo>,
+    ns: Option<&str>,
+) -> Result<Response, ApiError> {
+    let state = state.clone();
+    let res = res.clone();
     match (&call.method, p.name.as_deref(), p.subresource.as_deref()) {
         (&Method::GET, None, None) => {
             if call.query.bool("watch")?.unwrap_or(false) {

@@ -237,11 +237,15 @@ impl CustomVersion {
         let mut warnings = Vec::new();
         if let Some(rules) = &self.rules
             && !rules.is_empty()
-            && causes.is_empty()
         {
-            let outcome = rules.validate_with_warnings(new, Some(old));
-            causes.extend(outcome.causes);
-            warnings = outcome.warnings;
+            match skein_apiextensions::cel::blocking_cause(&causes) {
+                Some(blocking) => causes.push(blocking),
+                None => {
+                    let outcome = rules.validate_with_warnings(new, Some(old));
+                    causes.extend(outcome.causes);
+                    warnings = outcome.warnings;
+                }
+            }
         }
         (causes, warnings)
     }
@@ -460,10 +464,14 @@ fn naming(crd: &Value, taken: &Taken) -> Naming {
 /// it, as upstream's controller (which sees existing CRDs' accepted names).
 pub fn rows(crds: &[Value]) -> (Vec<Arc<ResourceInfo>>, BTreeMap<String, Naming>) {
     let builtins = resource::snapshot();
+    // CRDs that already hold accepted names keep them: they go first, then
+    // the others oldest first (upstream's controller checks a CRD against
+    // the names the other CRDs of its group have accepted).
     let mut order: Vec<&Value> = crds.iter().collect();
     order.sort_by(|a, b| {
         let key = |v: &Value| {
             (
+                str_at(v, "/status/acceptedNames/kind").is_empty(),
                 str_at(v, "/metadata/creationTimestamp").to_string(),
                 str_at(v, "/metadata/name").to_string(),
             )
@@ -480,19 +488,50 @@ pub fn rows(crds: &[Value]) -> (Vec<Arc<ResourceInfo>>, BTreeMap<String, Naming>
     }
     let mut outcomes = BTreeMap::new();
     let mut out = Vec::new();
+    let mut next_cache = RowCache::default();
     for crd in order {
         let name = str_at(crd, "/metadata/name").to_string();
         let group = str_at(crd, "/spec/group").to_string();
         let t = taken.entry(group.clone()).or_default();
         let n = naming(crd, t);
-        if n.names_accepted.0 {
+        // A refused rename keeps serving the names accepted before.
+        if !n.accepted.kind.is_empty() && !n.accepted.plural.is_empty() {
             t.add(&n.accepted);
-            out.extend(version_rows(crd, &n.accepted));
+            out.extend(cached_rows(crd, &n.accepted, &mut next_cache));
         }
         outcomes.insert(name, n);
     }
+    *ROW_CACHE.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = next_cache;
     out.sort_by(|a, b| (a.group, a.version, a.plural).cmp(&(b.group, b.version, b.plural)));
     (out, outcomes)
+}
+
+/// Rows already built, by what they are built from: a CRD's uid, its
+/// `metadata.generation` (bumped by every spec change), its deletion state
+/// and the names it serves. Status-only changes reuse the rows, so schemas
+/// and rules are compiled once per CRD change, not once per pass.
+type RowCache = std::collections::HashMap<(String, i64, bool, String), Vec<Arc<ResourceInfo>>>;
+
+static ROW_CACHE: std::sync::LazyLock<std::sync::Mutex<RowCache>> =
+    std::sync::LazyLock::new(Default::default);
+
+fn cached_rows(crd: &Value, names: &Names, next: &mut RowCache) -> Vec<Arc<ResourceInfo>> {
+    let key = (
+        str_at(crd, "/metadata/uid").to_string(),
+        crd.pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(0),
+        crd.pointer("/metadata/deletionTimestamp").is_some(),
+        format!("{names:?}"),
+    );
+    let hit = ROW_CACHE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get(&key)
+        .cloned();
+    let rows = hit.unwrap_or_else(|| version_rows(crd, names));
+    next.insert(key, rows.clone());
+    rows
 }
 
 /// The rows of one CRD's served versions.
@@ -526,7 +565,7 @@ fn version_rows(crd: &Value, names: &Names) -> Vec<Arc<ResourceInfo>> {
             .then(
                 || match v.get("deprecationWarning").and_then(Value::as_str) {
                     Some(w) => w.to_string(),
-                    None => format!("{group}/{version} {} is deprecated", names.kind),
+                    None => default_deprecation_warning(crd, group, version, &names.kind),
                 },
             );
         let schema = v
@@ -587,6 +626,58 @@ fn version_rows(crd: &Value, names: &Names) -> Vec<Arc<ResourceInfo>> {
     out
 }
 
+/// Upstream's default warning for a deprecated version: it names the
+/// newest served, non-deprecated version newer than it, if any.
+fn default_deprecation_warning(crd: &Value, group: &str, version: &str, kind: &str) -> String {
+    let mut msg = format!("{group}/{version} {kind} is deprecated");
+    let newer = versions(crd)
+        .filter(|v| {
+            v.get("served").and_then(Value::as_bool) == Some(true)
+                && v.get("deprecated").and_then(Value::as_bool) != Some(true)
+        })
+        .filter_map(|v| v.get("name").and_then(Value::as_str))
+        .filter(|name| compare_kube_versions(version, name) == std::cmp::Ordering::Less)
+        .max_by(|a, b| compare_kube_versions(a, b));
+    if let Some(n) = newer {
+        msg.push_str(&format!("; use {group}/{n} {kind}"));
+    }
+    msg
+}
+
+/// Kubernetes' version order (`version.CompareKubeAwareVersionStrings`):
+/// `v2` > `v1` > `v1beta2` > `v1beta1` > `v1alpha1` > anything not of that
+/// form (those compare as strings, in reverse).
+pub fn compare_kube_versions(a: &str, b: &str) -> std::cmp::Ordering {
+    fn parse(v: &str) -> Option<(u64, u8, u64)> {
+        let rest = v.strip_prefix('v')?;
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        let major: u64 = rest[..digits].parse().ok()?;
+        if major == 0 {
+            return None;
+        }
+        let tail = &rest[digits..];
+        let (stage, num) = if tail.is_empty() {
+            return Some((major, 3, 0));
+        } else if let Some(n) = tail.strip_prefix("beta") {
+            (2, n)
+        } else if let Some(n) = tail.strip_prefix("alpha") {
+            (1, n)
+        } else {
+            return None;
+        };
+        if num.is_empty() || !num.chars().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        Some((major, stage, num.parse().ok()?))
+    }
+    match (parse(a), parse(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Greater,
+        (None, Some(_)) => std::cmp::Ordering::Less,
+        (None, None) => b.cmp(a),
+    }
+}
+
 /// Custom rows normalize through [`CustomVersion::normalize`]; this is
 /// never called for them.
 fn keep(v: Value) -> Result<Value, serde_json::Error> {
@@ -614,6 +705,17 @@ mod tests {
                 ]
             }
         })
+    }
+
+    #[test]
+    fn kube_versions_order_as_upstream() {
+        use std::cmp::Ordering::*;
+        assert_eq!(compare_kube_versions("v1", "v1beta1"), Greater);
+        assert_eq!(compare_kube_versions("v1beta2", "v1beta1"), Greater);
+        assert_eq!(compare_kube_versions("v1alpha1", "v1beta1"), Less);
+        assert_eq!(compare_kube_versions("v2", "v10"), Less);
+        assert_eq!(compare_kube_versions("foo", "v1alpha1"), Less);
+        assert_eq!(compare_kube_versions("bar", "foo"), Greater);
     }
 
     #[test]

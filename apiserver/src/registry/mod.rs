@@ -233,6 +233,29 @@ impl Registry {
         Ok(obj)
     }
 
+    /// A custom resource written through a version other than its CRD's
+    /// storage version, converted to the storage version (as upstream's
+    /// storage codec); every other object as it is.
+    async fn storage_form<'a>(
+        res: &ResourceInfo,
+        obj: &'a Value,
+    ) -> Result<std::borrow::Cow<'a, Value>, ApiError> {
+        let Some(c) = &res.custom else {
+            return Ok(std::borrow::Cow::Borrowed(obj));
+        };
+        if c.version == c.storage_version {
+            return Ok(std::borrow::Cow::Borrowed(obj));
+        }
+        let storage_api_version = format!("{}/{}", res.group, c.storage_version);
+        let mut out = c
+            .converter
+            .convert(vec![obj.clone()], &storage_api_version)
+            .await?;
+        out.pop()
+            .map(std::borrow::Cow::Owned)
+            .ok_or_else(|| ApiError::internal("conversion returned no object"))
+    }
+
     /// Serializes an object for storage, without its resourceVersion.
     /// Upstream's JSON form ([`crate::wire::storage_bytes`]: Go field order
     /// and zero values), written without a copy of the object.
@@ -410,7 +433,7 @@ impl Registry {
                 }
                 return Ok(obj);
             }
-            let bytes = Registry::encode(&obj)?;
+            let bytes = Registry::encode(Self::storage_form(res, &obj).await?.as_ref())?;
             match self
                 .store
                 .create(&key::object(res, ns, &name), &bytes)
@@ -680,7 +703,7 @@ impl Registry {
             );
             return Ok(new);
         }
-        let bytes = Registry::encode(&new)?;
+        let bytes = Registry::encode(Self::storage_form(res, &new).await?.as_ref())?;
         match self.store.update(&key, &bytes, expected).await {
             Ok(kv) => {
                 set_meta(

@@ -117,7 +117,7 @@ pub fn object_meta(obj: &Value, rule: NameRule) -> Vec<Cause> {
                 reason: "FieldValueTooLong",
                 field: "metadata.annotations".into(),
                 value: None,
-                detail: format!("must have at most {ANNOTATIONS_MAX} bytes"),
+                detail: format!("may not be more than {ANNOTATIONS_MAX} bytes"),
             });
         }
     }
@@ -155,7 +155,7 @@ mod tests {
         let obj = serde_json::json!({"metadata":{"name":"x","annotations":{"a":big}}});
         assert_eq!(
             object_meta(&obj, NameRule::Subdomain)[0].text(),
-            "metadata.annotations: Too long: must have at most 262144 bytes"
+            "metadata.annotations: Too long: may not be more than 262144 bytes"
         );
     }
 }

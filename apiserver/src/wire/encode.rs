@@ -94,7 +94,8 @@ impl<'a> Encoder<'a> {
     }
 
     /// A list item of type `id`: as upstream's typed list items, without
-    /// `kind` and `apiVersion`.
+    /// `kind` and `apiVersion`; an item of no known type (a custom
+    /// resource) keeps them, as upstream's unstructured lists.
     pub fn item(&mut self, v: &Value, id: Option<TypeId>) {
         let skip = Skip {
             type_meta: true,
@@ -102,13 +103,12 @@ impl<'a> Encoder<'a> {
         };
         match (v, id.and_then(|id| self.table.strukt(id))) {
             (Value::Object(map), Some(s)) => self.fields(map, s, skip),
+            // Kinds without a Go type are custom resources: upstream's
+            // UnstructuredList keeps each item's `apiVersion` and `kind`.
             (Value::Object(map), None) => {
                 self.out.push(b'{');
                 let mut first = true;
                 for (k, item) in map {
-                    if k == "kind" || k == "apiVersion" {
-                        continue;
-                    }
                     if !first {
                         self.out.push(b',');
                     }
