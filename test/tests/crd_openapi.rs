@@ -197,8 +197,11 @@ async fn crd_openapi_follows_the_crd() {
                 .is_none()
         );
 
-        // kubectl explain reads it.
-        let out = ok(k, &env.server, &["explain", "widgets.spec"]);
+        // kubectl explain reads it. The group/version is named: the previous
+        // kubectl's group (deleted below) may still be in the shared discovery
+        // cache under the same plural.
+        let api_version = format!("--api-version={group}/v1");
+        let out = ok(k, &env.server, &["explain", "widgets.spec", &api_version]);
         let lines: Vec<&str> = out.lines().collect();
         assert!(
             lines.contains(&format!("GROUP:      {group}").as_str()),
