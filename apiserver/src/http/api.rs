@@ -160,44 +160,44 @@ async fn serve_resource(
             if call.query.bool("watch")?.unwrap_or(false) {
                 super::watch::serve(&state, &res, ns, &call.query, &call.headers).await
             } else {
-                list(&state, &res, ns, &call).await
+                list(&state, &res, ns, call).await
             }
         }
         (&Method::POST, None, None) => {
             let ns = namespace_for_write(&res, ns)?;
-            create(&state, &res, &ns, &call).await
+            create(&state, &res, &ns, call).await
         }
         (&Method::DELETE, None, None) => {
             if !res.verbs().contains(&"deletecollection") {
                 return Err(ApiError::method_not_allowed());
             }
-            delete_collection(&state, &res, ns, &call).await
+            delete_collection(&state, &res, ns, call).await
         }
         (&Method::GET, Some(name), None) => {
             let obj = state.registry.get(&res, ns.unwrap_or(""), name).await?;
-            get_response(&res, &obj, &call)
+            get_response(&res, &obj, call)
         }
         (&Method::GET, Some(name), Some("status")) if res.status => {
             let obj = state.registry.get(&res, ns.unwrap_or(""), name).await?;
-            get_response(&res, &obj, &call)
+            get_response(&res, &obj, call)
         }
         (&Method::PUT, Some(name), sub @ (None | Some("status"))) => {
             if sub.is_some() && !res.status {
                 return Err(ApiError::path_not_found());
             }
             let ns = namespace_for_write(&res, ns)?;
-            update(&state, &res, &ns, name, sub_target(sub), &call).await
+            update(&state, &res, &ns, name, sub_target(sub), call).await
         }
         (&Method::PATCH, Some(name), sub @ (None | Some("status"))) => {
             if sub.is_some() && !res.status {
                 return Err(ApiError::path_not_found());
             }
             let ns = namespace_for_write(&res, ns)?;
-            super::patch::handle(&state, &res, &ns, name, sub_target(sub), &call).await
+            super::patch::handle(&state, &res, &ns, name, sub_target(sub), call).await
         }
         (&Method::DELETE, Some(name), None) => {
             let ns = namespace_for_write(&res, ns)?;
-            delete(&state, &res, &ns, name, &call).await
+            delete(&state, &res, &ns, name, call).await
         }
         (m, Some(name), Some("scale")) if res.scale.is_some() => {
             let ns = namespace_for_write(&res, ns)?;
@@ -217,7 +217,7 @@ async fn serve_resource(
             if !matches!(sub, "status" | "scale")
                 && crate::registry::subresource::find(&res, sub).is_some() =>
         {
-            super::subresource::handle(&state, &call, &res, ns, name, sub).await
+            super::subresource::handle(&state, call, &res, ns, name, sub).await
         }
         (_, _, Some(_)) => Err(ApiError::path_not_found()),
         _ => Err(ApiError::method_not_allowed()),

@@ -501,16 +501,18 @@ pub fn rows(crds: &[Value]) -> (Vec<Arc<ResourceInfo>>, BTreeMap<String, Naming>
         }
         outcomes.insert(name, n);
     }
-    *ROW_CACHE.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = next_cache;
+    *ROW_CACHE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = next_cache;
     out.sort_by(|a, b| (a.group, a.version, a.plural).cmp(&(b.group, b.version, b.plural)));
     (out, outcomes)
 }
 
 /// Rows already built, by what they are built from: a CRD's uid, its
-/// `metadata.generation` (bumped by every spec change), its deletion state
-/// and the names it serves. Status-only changes reuse the rows, so schemas
-/// and rules are compiled once per CRD change, not once per pass.
-type RowCache = std::collections::HashMap<(String, i64, bool, String), Vec<Arc<ResourceInfo>>>;
+/// deletion state and the names it serves, with the spec they came from
+/// (a hit needs an equal spec). Status-only changes reuse the rows, so
+/// schemas and rules are compiled once per CRD change, not once per pass.
+type RowCache = std::collections::HashMap<(String, bool, String), (Value, Vec<Arc<ResourceInfo>>)>;
 
 static ROW_CACHE: std::sync::LazyLock<std::sync::Mutex<RowCache>> =
     std::sync::LazyLock::new(Default::default);
@@ -518,19 +520,18 @@ static ROW_CACHE: std::sync::LazyLock<std::sync::Mutex<RowCache>> =
 fn cached_rows(crd: &Value, names: &Names, next: &mut RowCache) -> Vec<Arc<ResourceInfo>> {
     let key = (
         str_at(crd, "/metadata/uid").to_string(),
-        crd.pointer("/metadata/generation")
-            .and_then(Value::as_i64)
-            .unwrap_or(0),
         crd.pointer("/metadata/deletionTimestamp").is_some(),
         format!("{names:?}"),
     );
+    let spec = crd.get("spec").cloned().unwrap_or(Value::Null);
     let hit = ROW_CACHE
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .get(&key)
-        .cloned();
+        .filter(|(cached_spec, _)| *cached_spec == spec)
+        .map(|(_, rows)| rows.clone());
     let rows = hit.unwrap_or_else(|| version_rows(crd, names));
-    next.insert(key, rows.clone());
+    next.insert(key, (spec, rows.clone()));
     rows
 }
 
@@ -650,7 +651,9 @@ fn default_deprecation_warning(crd: &Value, group: &str, version: &str, kind: &s
 pub fn compare_kube_versions(a: &str, b: &str) -> std::cmp::Ordering {
     fn parse(v: &str) -> Option<(u64, u8, u64)> {
         let rest = v.strip_prefix('v')?;
-        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
         let major: u64 = rest[..digits].parse().ok()?;
         if major == 0 {
             return None;

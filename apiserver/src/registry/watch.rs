@@ -83,7 +83,7 @@ impl Registry {
                             WatchItem::Deleted(o) => present(o).await.map(WatchItem::Deleted),
                             other => Ok(other),
                         };
-                        out.unwrap_or_else(|e| WatchItem::Error(e))
+                        out.unwrap_or_else(WatchItem::Error)
                     }
                 })
                 .boxed());
