@@ -8,15 +8,15 @@
 //!   validation, pruning of unknown fields, defaulting.
 //! - [`cel`]: `x-kubernetes-validations` rules, compiled once per CRD
 //!   version, evaluated with Kubernetes' CEL libraries.
-//! - [`jsonpath`] and [`columns`]: `additionalPrinterColumns` (kubectl's
-//!   JSONPath dialect, cell formatting as upstream's table convertor).
+//! - [`jsonpath`]: kubectl's JSONPath dialect, which
+//!   `additionalPrinterColumns` use (the apiserver's `table/custom.rs`
+//!   formats their cells as upstream's table convertor).
 //! - [`openapi`]: the published OpenAPI v3/v2 schemas of a CRD version.
 //!
 //! Field errors are [`skein_admission::Cause`]s, so the apiserver renders
 //! them like every other 422.
 
 pub mod cel;
-pub mod columns;
 pub mod crd;
 pub mod jsonpath;
 pub mod openapi;
