@@ -97,10 +97,25 @@ async fn discovery_serves_exactly_upstream_v1_33_defaults() {
         .map(str::to_string)
         .collect();
     let (_dir, _server, api) = start().await;
-    for (how, got) in [
+    // Skein's own API (CRDs installed at start) comes on top of upstream's
+    // defaults, and nothing else does.
+    let own: BTreeSet<String> = ["clusters", "placements", "clusterplacements", "federations"]
+        .iter()
+        .flat_map(|r| {
+            [
+                format!("federation.skein.io/v1alpha1 {r}"),
+                format!("federation.skein.io/v1alpha1 {r}/status"),
+            ]
+        })
+        .collect();
+    for (how, all) in [
         ("legacy", legacy_discovery(&api).await),
         ("aggregated", aggregated_discovery(&api).await),
     ] {
+        let (skein, got): (BTreeSet<String>, BTreeSet<String>) = all
+            .into_iter()
+            .partition(|l| l.starts_with("federation.skein.io/"));
+        assert_eq!(skein, own, "{how} discovery of federation.skein.io");
         let missing: Vec<_> = want.difference(&got).collect();
         let extra: Vec<_> = got.difference(&want).collect();
         assert!(
