@@ -130,6 +130,7 @@ pub async fn sync(registry: &Registry) -> Result<(), ApiError> {
         .items;
     let (rows, outcomes) = custom::rows(&crds);
     resource::replace_custom(rows);
+    let mut released = false;
     for crd in &crds {
         let name = object::name(crd).to_string();
         if let Some(naming) = outcomes.get(&name) {
@@ -140,8 +141,16 @@ pub async fn sync(registry: &Registry) -> Result<(), ApiError> {
                 .iter()
                 .any(|f| f == CLEANUP_FINALIZER)
         {
-            finalize(registry, &res, crd).await?;
+            released |= finalize(registry, &res, crd).await?;
         }
+    }
+    if released {
+        // A CRD just went: stop serving it before anyone sees it gone.
+        let crds = registry
+            .list(&res, None, &ListQuery::default())
+            .await?
+            .items;
+        resource::replace_custom(custom::rows(&crds).0);
     }
     Ok(())
 }
@@ -244,8 +253,8 @@ async fn write_status(
 }
 
 /// Deletes the objects of a terminating CRD; removes the cleanup finalizer
-/// when none is left.
-async fn finalize(registry: &Registry, res: &ResourceInfo, crd: &Value) -> Result<(), ApiError> {
+/// when none is left (then `true`: the CRD is gone or going).
+async fn finalize(registry: &Registry, res: &ResourceInfo, crd: &Value) -> Result<bool, ApiError> {
     let name = object::name(crd).to_string();
     let storage = resource::stored()
         .into_iter()
@@ -302,7 +311,7 @@ async fn finalize(registry: &Registry, res: &ResourceInfo, crd: &Value) -> Resul
         }
     }
     if remaining > 0 {
-        return Ok(());
+        return Ok(false);
     }
     let result = registry
         .update_with(res, "", &name, Target::Main, &opts(), |cur| {
@@ -316,8 +325,8 @@ async fn finalize(registry: &Registry, res: &ResourceInfo, crd: &Value) -> Resul
         })
         .await;
     match result {
-        Ok(_) => Ok(()),
-        Err(e) if e.code().as_u16() == 404 => Ok(()),
+        Ok(_) => Ok(true),
+        Err(e) if e.code().as_u16() == 404 => Ok(true),
         Err(e) => Err(e),
     }
 }
