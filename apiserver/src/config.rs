@@ -19,6 +19,131 @@ pub struct Cli {
 pub enum Command {
     /// Serve the Kubernetes API over HTTPS.
     Serve(Config),
+    /// Join a member cluster to the federation: check that it answers,
+    /// store its kubeconfig in a Secret, create the Cluster and wait until
+    /// it is Ready.
+    Join(JoinArgs),
+    /// Remove a member cluster from the federation (its Cluster and the
+    /// Secret holding its kubeconfig).
+    Unjoin(UnjoinArgs),
+}
+
+/// `skein join NAME --kubeconfig F ...`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct JoinArgs {
+    /// The Cluster's name (a DNS-1123 label).
+    pub name: String,
+    /// The member's kubeconfig.
+    #[arg(long)]
+    pub kubeconfig: PathBuf,
+    /// The context of `--kubeconfig` to use (its current-context when absent).
+    #[arg(long)]
+    pub context: Option<String>,
+    /// Labels for the Cluster, `key=value` (repeatable).
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+    /// The federation's kubeconfig (default: `$KUBECONFIG`, then
+    /// `<data-dir>/admin.kubeconfig`).
+    #[arg(long)]
+    pub federation_kubeconfig: Option<PathBuf>,
+    /// The federation's data directory, for its admin kubeconfig.
+    #[arg(long, default_value = "./skein-data")]
+    pub data_dir: PathBuf,
+    /// How long to wait for the Cluster to become Ready.
+    #[arg(long, default_value = "2m", value_parser = parse_duration)]
+    pub timeout: std::time::Duration,
+}
+
+/// `skein unjoin NAME`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct UnjoinArgs {
+    /// The Cluster's name.
+    pub name: String,
+    /// The federation's kubeconfig (default: `$KUBECONFIG`, then
+    /// `<data-dir>/admin.kubeconfig`).
+    #[arg(long)]
+    pub federation_kubeconfig: Option<PathBuf>,
+    /// The federation's data directory, for its admin kubeconfig.
+    #[arg(long, default_value = "./skein-data")]
+    pub data_dir: PathBuf,
+}
+
+/// The workload simulator's flags (`--simulate-workloads`, member role).
+#[derive(Debug, Clone, clap::Args)]
+pub struct SimConfig {
+    /// How many simulated Nodes to create.
+    #[arg(long = "sim-nodes", default_value_t = 3)]
+    pub nodes: u32,
+    /// Each simulated Node's CPU capacity (a quantity: `8`, `3500m`).
+    #[arg(long = "sim-node-cpu", default_value = "8")]
+    pub node_cpu: String,
+    /// Each simulated Node's memory capacity (a quantity: `32Gi`).
+    #[arg(long = "sim-node-memory", default_value = "32Gi")]
+    pub node_memory: String,
+    /// Each simulated Node's Pod capacity.
+    #[arg(long = "sim-node-pods", default_value_t = 110)]
+    pub node_pods: u32,
+    /// The `topology.kubernetes.io/region` label of the simulated Nodes.
+    #[arg(long = "sim-region", default_value = "sim-region")]
+    pub region: String,
+    /// The `topology.kubernetes.io/zone` labels, spread over the Nodes in
+    /// turn (comma-separated).
+    #[arg(
+        long = "sim-zones",
+        value_delimiter = ',',
+        default_value = "sim-zone-a"
+    )]
+    pub zones: Vec<String>,
+    /// IPv4 CIDR that `type: LoadBalancer` Services get ingress IPs from
+    /// (written into status only; nothing listens on them).
+    #[arg(long = "sim-lb-range", default_value = "172.18.255.0/24")]
+    pub lb_range: String,
+    /// How long a bound Pod takes to become Running and Ready.
+    #[arg(long = "sim-pod-ready-delay", default_value = "1s", value_parser = parse_duration)]
+    pub pod_ready_delay: std::time::Duration,
+    /// How long a Job's Pod runs before it succeeds.
+    #[arg(long = "sim-job-duration", default_value = "2s", value_parser = parse_duration)]
+    pub job_duration: std::time::Duration,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            nodes: 3,
+            node_cpu: "8".into(),
+            node_memory: "32Gi".into(),
+            node_pods: 110,
+            region: "sim-region".into(),
+            zones: vec!["sim-zone-a".into()],
+            lb_range: "172.18.255.0/24".into(),
+            pod_ready_delay: std::time::Duration::from_secs(1),
+            job_duration: std::time::Duration::from_secs(2),
+        }
+    }
+}
+
+/// The member-cluster controllers' flags (control-plane role).
+#[derive(Debug, Clone, clap::Args)]
+pub struct MemberConfig {
+    /// How often each member's `/readyz` is probed.
+    #[arg(long = "cluster-probe-period", default_value = "10s", value_parser = parse_duration)]
+    pub probe_period: std::time::Duration,
+    /// How long one probe may take.
+    #[arg(long = "cluster-probe-timeout", default_value = "3s", value_parser = parse_duration)]
+    pub probe_timeout: std::time::Duration,
+    /// Consecutive failed probes that make a Ready member not Ready.
+    #[arg(long = "cluster-failure-threshold", default_value_t = 3)]
+    pub failure_threshold: u32,
+}
+
+impl Default for MemberConfig {
+    fn default() -> Self {
+        MemberConfig {
+            probe_period: std::time::Duration::from_secs(10),
+            probe_timeout: std::time::Duration::from_secs(3),
+            failure_threshold: 3,
+        }
+    }
 }
 
 /// Which kind of server `skein serve` runs.
@@ -68,6 +193,14 @@ pub struct Config {
     /// Give workloads simulated status, like KWOK (member role).
     #[arg(long)]
     pub simulate_workloads: bool,
+
+    /// The workload simulator's settings.
+    #[command(flatten)]
+    pub sim: SimConfig,
+
+    /// The member-cluster controllers' settings.
+    #[command(flatten)]
+    pub members: MemberConfig,
 
     /// Static bearer-token file (`token,user,uid,"group1,group2"` lines).
     #[arg(long)]
@@ -141,6 +274,8 @@ impl Config {
             etcd_compaction_interval: std::time::Duration::from_secs(300),
             role: Role::ControlPlane,
             simulate_workloads: false,
+            sim: SimConfig::default(),
+            members: MemberConfig::default(),
             token_auth_file: None,
             service_cluster_ip_range: "10.96.0.0/12".into(),
             service_node_port_range: 30000..=32767,
@@ -196,6 +331,7 @@ mod tests {
         let cli = Cli::try_parse_from(args).expect("flags parse");
         match cli.command {
             Command::Serve(c) => c,
+            other => panic!("not serve: {other:?}"),
         }
     }
 

@@ -15,5 +15,7 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(config) => server::run(config).await,
+        Command::Join(args) => skein_apiserver::cli::join::run(args).await,
+        Command::Unjoin(args) => skein_apiserver::cli::join::unjoin(args).await,
     }
 }

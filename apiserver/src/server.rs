@@ -39,8 +39,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         data_dir = %config.data_dir.display(),
         "starting skein"
     );
-    if config.role == Role::Member || config.simulate_workloads {
-        tracing::info!("--role and --simulate-workloads are accepted; they change nothing yet");
+    if config.simulate_workloads && config.role != Role::Member {
+        tracing::warn!("--simulate-workloads is meant for --role=member; simulating anyway");
     }
     // Read before anything else starts, so a bad file fails fast.
     let tokens = match &config.token_auth_file {
@@ -98,13 +98,21 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             "creating the system namespaces failed: {e}"
         ));
     }
-    if let Err(e) = crate::controllers::crd::start(&state.registry).await {
+    if let Err(e) =
+        crate::controllers::crd::start(&state.registry, config.role == Role::ControlPlane).await
+    {
         store.close().await;
         return Err(anyhow::anyhow!(
             "installing the federation.skein.io CRDs failed: {e}"
         ));
     }
     crate::controllers::spawn_all(&state.registry);
+    if config.role == Role::ControlPlane {
+        crate::federation::spawn_all(&state.registry, &config.members);
+    }
+    if config.simulate_workloads {
+        crate::controllers::simulator::spawn_all(&state.registry, &config.sim);
+    }
     let (cidr, bind) = (&config.service_cluster_ip_range, config.bind_address);
     let pem = &pki.ca.cert_pem;
     match crate::controllers::Cluster::new(cidr, bind, local.port(), pem, accounts) {

@@ -50,11 +50,14 @@ fn crd_resource() -> Result<std::sync::Arc<ResourceInfo>, ApiError> {
         .ok_or_else(|| ApiError::internal("customresourcedefinitions are not served"))
 }
 
-/// Creates or upgrades the `federation.skein.io` CRDs (a manifest whose
-/// spec differs from the stored one replaces it), then serves every CRD.
-pub async fn start(registry: &Registry) -> Result<(), ApiError> {
+/// With `federation` (the control-plane role), creates or upgrades the
+/// `federation.skein.io` CRDs (a manifest whose spec differs from the stored
+/// one replaces it); then serves every CRD. A member (`federation` false)
+/// serves only its users' CRDs.
+pub async fn start(registry: &Registry, federation: bool) -> Result<(), ApiError> {
     let res = crd_resource()?;
-    for text in FEDERATION_CRDS {
+    let manifests: &[&str] = if federation { FEDERATION_CRDS } else { &[] };
+    for text in manifests {
         let manifest: Value = serde_saphyr::from_str(text).map_err(|e| {
             ApiError::internal(format!("a built-in CRD manifest is malformed: {e}"))
         })?;

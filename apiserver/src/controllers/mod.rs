@@ -13,11 +13,14 @@ pub mod aggregation;
 pub mod bootstrap;
 pub mod crd;
 pub mod gc;
+pub mod informer;
 pub mod kubernetes_service;
 pub mod namespace;
 mod per_namespace;
+pub mod queue;
 pub mod rootca;
 pub mod serviceaccount;
+pub mod simulator;
 
 use std::sync::Arc;
 

@@ -1,0 +1,5 @@
+//! The client-side subcommands of `skein` (everything but `serve`): they
+//! talk to a running federation through its API with the `kube` client,
+//! like any other client would.
+
+pub mod join;

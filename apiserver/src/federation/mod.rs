@@ -1,0 +1,21 @@
+//! Federation: what makes Skein more than an API server. Members (the
+//! `clusters.federation.skein.io` controllers: credentials, health,
+//! inventory, the cluster proxy); later the scheduler, the syncer and the
+//! status aggregators.
+//!
+//! **Architecture Invariant:** like every controller, federation workers
+//! read and write Skein's own objects only through the
+//! [`crate::registry::Registry`]; members are reached only with the `kube`
+//! client built by [`members::credentials`]. Pure modules (no I/O) are
+//! named as such in their doc comments.
+
+pub mod members;
+
+use crate::config::MemberConfig;
+use crate::registry::Registry;
+
+/// Starts the federation controllers (control-plane role only); they run
+/// until the runtime shuts down.
+pub fn spawn_all(registry: &Registry, members: &MemberConfig) {
+    members::spawn_all(registry, members);
+}
