@@ -339,6 +339,35 @@ async fn proxy_errors_are_statuses() {
         .await
         .expect_status(404, "NotFound");
     assert_eq!(missing["message"], "configmaps \"nope\" not found");
+    // Discovery and OpenAPI list the subresource.
+    let group = api
+        .get("/apis/federation.skein.io/v1alpha1")
+        .await
+        .expect(200);
+    let proxy = group["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["name"] == "clusters/proxy")
+        .cloned();
+    assert_eq!(
+        proxy,
+        Some(
+            json!({"name": "clusters/proxy", "singularName": "", "namespaced": false,
+                    "kind": "ClusterProxyOptions",
+                    "verbs": ["create", "delete", "get", "patch", "update"]})
+        )
+    );
+    let doc = api
+        .get("/openapi/v3/apis/federation.skein.io/v1alpha1")
+        .await
+        .expect(200);
+    for path in [
+        "/apis/federation.skein.io/v1alpha1/clusters/{name}/proxy",
+        "/apis/federation.skein.io/v1alpha1/clusters/{name}/proxy/{path}",
+    ] {
+        assert!(doc["paths"][path]["get"].is_object(), "{path}");
+    }
     // An unknown cluster.
     let unknown = api
         .get("/apis/federation.skein.io/v1alpha1/clusters/nope/proxy/version")
