@@ -21,6 +21,9 @@ use crate::controllers::informer::Informer;
 use crate::registry::{Registry, ResourceInfo, WriteOptions, resource};
 use crate::status::ApiError;
 
+/// The shared informers by (group, version, plural).
+type Informers = HashMap<(String, String, String), Informer>;
+
 /// What every simulator controller shares: the registry, the flags, and
 /// one informer per resource (created on first use, shared by all).
 #[derive(Clone)]
@@ -29,7 +32,7 @@ pub struct Sim {
     pub registry: Registry,
     /// The `--sim-*` flags.
     pub config: Arc<SimConfig>,
-    informers: Arc<Mutex<HashMap<(String, String, String), Informer>>>,
+    informers: Arc<Mutex<Informers>>,
 }
 
 impl Sim {
