@@ -11,6 +11,9 @@
 //! user; it is off unless `--simulate-workloads` is given. Decisions are
 //! pure functions (time passed in); the controllers around them are thin.
 
+pub mod nodes;
+pub mod pods;
+pub mod scheduler;
 pub mod template;
 
 use std::collections::HashMap;
@@ -92,5 +95,8 @@ impl Sim {
 /// Starts every simulator controller; they run until the runtime shuts
 /// down.
 pub fn spawn_all(registry: &Registry, config: &SimConfig) {
-    let _sim = Sim::new(registry, config);
+    let sim = Sim::new(registry, config);
+    tokio::spawn(nodes::run(sim.clone()));
+    tokio::spawn(scheduler::run(sim.clone()));
+    tokio::spawn(pods::run(sim.clone()));
 }
