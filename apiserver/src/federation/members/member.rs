@@ -200,9 +200,15 @@ pub fn classify(path: &str, err: &kube::Error) -> CallError {
     }
 }
 
-/// An error and its sources, joined with ": ", repeats skipped.
+/// An error and its sources, joined with ": ", repeats skipped;
+/// kube's own variant prefixes (`ServiceError: `) are dropped.
 fn chain(err: &dyn std::error::Error) -> String {
-    let mut parts: Vec<String> = vec![err.to_string()];
+    let top = err.to_string();
+    let top = ["ServiceError: ", "HyperError: "]
+        .iter()
+        .find_map(|p| top.strip_prefix(p))
+        .map_or_else(|| top.clone(), str::to_owned);
+    let mut parts: Vec<String> = vec![top];
     let mut source = err.source();
     while let Some(s) = source {
         let text = s.to_string();
