@@ -8,11 +8,95 @@
 //!
 //! **Architecture Invariant:** like the garbage collector, every simulator
 //! controller reads and writes only through the [`Registry`] as a system
-//! user; it is off unless `--simulate-workloads` is given.
+//! user; it is off unless `--simulate-workloads` is given. Decisions are
+//! pure functions (time passed in); the controllers around them are thin.
+
+pub mod nodes;
+pub mod pods;
+pub mod scheduler;
+pub mod template;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use crate::config::SimConfig;
-use crate::registry::Registry;
+use crate::controllers::informer::Informer;
+use crate::registry::{Registry, ResourceInfo, WriteOptions, resource};
+use crate::status::ApiError;
+
+/// The shared informers by (group, version, plural).
+type Informers = HashMap<(String, String, String), Informer>;
+
+/// What every simulator controller shares: the registry, the flags, and
+/// one informer per resource (created on first use, shared by all).
+#[derive(Clone)]
+pub struct Sim {
+    /// The registry every read and write goes through.
+    pub registry: Registry,
+    /// The `--sim-*` flags.
+    pub config: Arc<SimConfig>,
+    informers: Arc<Mutex<Informers>>,
+}
+
+impl Sim {
+    /// The shared context of the simulator of `registry`.
+    pub fn new(registry: &Registry, config: &SimConfig) -> Sim {
+        Sim {
+            registry: registry.clone(),
+            config: Arc::new(config.clone()),
+            informers: Arc::default(),
+        }
+    }
+
+    /// The served resource `group`/`version`/`plural`.
+    ///
+    /// # Errors
+    ///
+    /// Internal when it is not served (a built-in always is).
+    pub fn resource(
+        group: &str,
+        version: &str,
+        plural: &str,
+    ) -> Result<Arc<ResourceInfo>, ApiError> {
+        resource::find(group, version, plural)
+            .ok_or_else(|| ApiError::internal(format!("{plural}.{group}/{version} is not served")))
+    }
+
+    /// The shared informer of `group`/`version`/`plural`, started on first
+    /// use.
+    ///
+    /// # Errors
+    ///
+    /// As [`Sim::resource`].
+    pub fn informer(&self, group: &str, version: &str, plural: &str) -> Result<Informer, ApiError> {
+        let key = (group.to_owned(), version.to_owned(), plural.to_owned());
+        let mut informers = self
+            .informers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(i) = informers.get(&key) {
+            return Ok(i.clone());
+        }
+        let informer = Informer::start(&self.registry, Sim::resource(group, version, plural)?);
+        informers.insert(key, informer.clone());
+        Ok(informer)
+    }
+
+    /// Write options for the controller named `manager` (its field
+    /// manager, as kube-controller-manager's controllers have).
+    pub fn opts(manager: &str) -> WriteOptions {
+        WriteOptions {
+            field_manager: manager.to_owned(),
+            ..WriteOptions::default()
+        }
+    }
+}
 
 /// Starts every simulator controller; they run until the runtime shuts
 /// down.
-pub fn spawn_all(_registry: &Registry, _config: &SimConfig) {}
+pub fn spawn_all(registry: &Registry, config: &SimConfig) {
+    let sim = Sim::new(registry, config);
+    tokio::spawn(nodes::run(sim.clone()));
+    tokio::spawn(scheduler::run(sim.clone()));
+    tokio::spawn(pods::run(sim.clone()));
+}
