@@ -89,7 +89,9 @@ struct World {
     kubectl: PathBuf,
 }
 
-async fn world(on_etcd: bool) -> World {
+/// A federation started with `fed_flags` (plus etcd's when `on_etcd`) and
+/// a member started with `member_flags`.
+async fn world(on_etcd: bool, fed_flags: &[&str], member_flags: &[&str]) -> World {
     let kubectl = kubectl_binaries().remove(0);
     let dir = tempfile::tempdir().expect("tempdir");
     let etcd = if on_etcd {
@@ -104,9 +106,11 @@ async fn world(on_etcd: bool) -> World {
     let flag = etcd
         .as_ref()
         .map(|e| format!("--etcd-servers={}", e.endpoint()));
-    let extra: Vec<&str> = flag.iter().map(String::as_str).collect();
+    let mut extra: Vec<&str> = flag.iter().map(String::as_str).collect();
+    extra.extend_from_slice(fed_flags);
     let fed = Server::start(&dir.path().join("fed"), &extra).await;
-    let member = Server::start(&dir.path().join("member"), &["--role=member"]).await;
+    let member_flags = [&["--role=member"][..], member_flags].concat();
+    let member = Server::start(&dir.path().join("member"), &member_flags).await;
     World {
         member,
         fed,
@@ -192,7 +196,9 @@ fn join_and_unjoin_have_help() {
 
 /// Everything but the Ready path, on one backend.
 async fn failures_and_unjoin(on_etcd: bool) {
-    let w = world(on_etcd).await;
+    // Probes that cannot succeed keep a joined Cluster from becoming
+    // Ready, for the timeout path.
+    let w = world(on_etcd, &["--cluster-probe-timeout=1ms"], &[]).await;
     let fed_kubeconfig = s(&w.fed.kubeconfig());
     let fed_flag = ["--federation-kubeconfig", fed_kubeconfig.as_str()];
 
@@ -279,8 +285,8 @@ async fn failures_and_unjoin(on_etcd: bool) {
     )
     .expect("write kubeconfig");
 
-    // Until the federation's Cluster controllers report Ready, the join
-    // waits, prints progress and times out, leaving the Cluster. The
+    // While the federation's Cluster controller does not report Ready, the
+    // join waits, prints progress and times out, leaving the Cluster. The
     // federation is found through $KUBECONFIG here.
     let args = [
         "join",
@@ -416,4 +422,116 @@ async fn join_failures_and_unjoin_on_the_embedded_store() {
 #[tokio::test]
 async fn join_failures_and_unjoin_on_etcd() {
     failures_and_unjoin(true).await;
+}
+
+/// A join that ends Ready, what it prints, what kubectl then shows, and
+/// the unjoin.
+async fn join_ends_ready(on_etcd: bool) {
+    let w = world(
+        on_etcd,
+        &[],
+        &[
+            "--simulate-workloads",
+            "--sim-nodes=2",
+            "--sim-node-cpu=4",
+            "--sim-node-memory=8Gi",
+            "--sim-region=eu",
+            "--sim-zones=eu-a,eu-b",
+        ],
+    )
+    .await;
+    let fed_kubeconfig = s(&w.fed.kubeconfig());
+    let member = s(&w.member.kubeconfig());
+    let args = [
+        "join",
+        "eu-1",
+        "--kubeconfig",
+        &member,
+        "--label",
+        "region=eu",
+        "--federation-kubeconfig",
+        &fed_kubeconfig,
+        "--timeout",
+        "40s",
+    ];
+    let out = succeeded(&args, &skein(&args, &[]));
+    let server = w.member.url("");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].starts_with(&format!(
+            "member \"eu-1\" at {server} answers (version v1.33.0"
+        )),
+        "{out}"
+    );
+    assert_eq!(
+        lines[1], "cluster \"eu-1\" created; waiting up to 40s for it to become Ready",
+        "{out}"
+    );
+    // Progress lines, if any, then the summary.
+    let summary = lines
+        .iter()
+        .position(|l| *l == "cluster \"eu-1\" is Ready")
+        .unwrap_or_else(|| panic!("no Ready line: {out}"));
+    assert!(
+        lines[2..summary]
+            .iter()
+            .all(|l| l.starts_with("waiting for cluster \"eu-1\" to become Ready (")),
+        "{out}"
+    );
+    let summary = &lines[summary + 1..];
+    assert!(summary[0].starts_with("  version:      v1.33.0"), "{out}");
+    assert_eq!(
+        &summary[1..5],
+        [
+            "  region:       eu",
+            "  zones:        eu-a, eu-b",
+            "  nodes:        2",
+            "  allocatable:  cpu 8, memory 16Gi",
+        ],
+        "{out}"
+    );
+    assert!(summary[5].starts_with("  available:    cpu "), "{out}");
+    let resources = summary[6]
+        .strip_prefix("  resources:    ")
+        .and_then(|r| r.split_once(" in "))
+        .and_then(|(n, rest)| Some((n.parse::<u32>().ok()?, rest)))
+        .unwrap_or_else(|| panic!("no resources line: {out}"));
+    assert!(
+        resources.0 > 40 && resources.1.ends_with(" groupVersions"),
+        "{out}"
+    );
+
+    // kubectl shows it Ready.
+    for k in kubectl_binaries() {
+        let table = cli::ok(&k, &w.fed, &["get", "clusters"]);
+        assert_eq!(
+            cli::header(&table),
+            ["NAME", "READY", "VERSION", "REGION", "NODES", "AGE"],
+            "{table}"
+        );
+        let row = &cli::cells(&table)[1];
+        assert_eq!(
+            (row[0], row[1], row[3], row[4]),
+            ("eu-1", "True", "eu", "2"),
+            "{table}"
+        );
+        assert!(row[2].starts_with("v1.33.0"), "{table}");
+    }
+
+    // A second join of the name fails; unjoin removes both objects.
+    let line = one_line_error(&args, &skein(&args, &[]));
+    assert_eq!(line, "error: cluster \"eu-1\" already exists");
+    let unjoin = ["unjoin", "eu-1", "--federation-kubeconfig", &fed_kubeconfig];
+    succeeded(&unjoin, &skein(&unjoin, &[]));
+    w.assert_nothing_created("eu-1");
+}
+
+#[tokio::test]
+async fn join_ends_ready_on_the_embedded_store() {
+    join_ends_ready(false).await;
+}
+
+#[tokio::test]
+async fn join_ends_ready_on_etcd() {
+    join_ends_ready(true).await;
 }

@@ -164,7 +164,10 @@ async fn join(args: &JoinArgs) -> Result<(), String> {
             format!("cannot create cluster {name:?}: {f}")
         });
     }
-    println!("cluster {name:?} created");
+    println!(
+        "cluster {name:?} created; waiting up to {}s for it to become Ready",
+        args.timeout.as_secs()
+    );
     wait_ready(&fed, name, args.timeout).await
 }
 
