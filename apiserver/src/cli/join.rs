@@ -251,16 +251,18 @@ async fn write_secret(fed: &Federation, name: &str, text: &str) -> Result<bool, 
     Ok(true)
 }
 
-/// Polls the Cluster until it is Ready, printing progress; on timeout, the
-/// last condition.
+/// Polls the Cluster until it is Ready and has reported its inventory,
+/// printing progress; on timeout, the last condition. A Cluster that is
+/// Ready at the deadline without an inventory is printed as it is.
 async fn wait_ready(fed: &Federation, name: &str, timeout: Duration) -> Result<(), String> {
     let deadline = Instant::now() + timeout;
     let mut last: Option<Value> = None;
     let mut printed: Option<(String, Instant)> = None;
     loop {
-        match fed.get(&cluster_path(name)).await {
+        let final_poll = Instant::now() + POLL > deadline;
+        let error = match fed.get(&cluster_path(name)).await {
             Ok(Some(c)) => {
-                if report::is_ready(&c) {
+                if report::is_ready(&c) && (report::has_inventory(&c) || final_poll) {
                     println!("{}", report::summary(name, &c));
                     return Ok(());
                 }
@@ -273,14 +275,19 @@ async fn wait_ready(fed: &Federation, name: &str, timeout: Duration) -> Result<(
                     printed = Some((line, Instant::now()));
                 }
                 last = Some(c);
+                None
             }
             Ok(None) => return Err(format!("cluster {name:?} was deleted while waiting for it")),
             // Keep waiting through a federation hiccup; the deadline
-            // still holds.
-            Err(f) => eprintln!("warning: reading cluster {name:?}: {f}"),
-        }
-        if Instant::now() + POLL > deadline {
-            return Err(report::timed_out(name, timeout, last.as_ref()));
+            // still holds, and the timeout says what failed.
+            Err(f) => Some(f.message),
+        };
+        if final_poll {
+            let mut why = report::timed_out(name, timeout, last.as_ref());
+            if let Some(e) = error {
+                why.push_str(&format!(" (the last read of it failed: {e})"));
+            }
+            return Err(why);
         }
         tokio::time::sleep(POLL).await;
     }

@@ -23,6 +23,15 @@ pub fn is_ready(cluster: &Value) -> bool {
     ready(cluster).is_some_and(|(s, _, _)| s == "True")
 }
 
+/// Whether the Cluster's status carries the inventory (the controller
+/// writes the member's version with it).
+pub fn has_inventory(cluster: &Value) -> bool {
+    cluster
+        .pointer("/status/kubernetesVersion")
+        .and_then(Value::as_str)
+        .is_some_and(|v| !v.is_empty())
+}
+
 /// `Unknown: Probing: first probe pending`, or `no Ready condition yet`.
 pub fn condition_text(cluster: &Value) -> String {
     match ready(cluster) {
@@ -42,6 +51,9 @@ pub fn condition_text(cluster: &Value) -> String {
 
 /// The progress line printed while waiting.
 pub fn progress(name: &str, cluster: &Value) -> String {
+    if is_ready(cluster) {
+        return format!("waiting for cluster {name:?} to report its inventory (Ready)");
+    }
     format!(
         "waiting for cluster {name:?} to become Ready ({})",
         condition_text(cluster)
@@ -167,6 +179,17 @@ mod tests {
         assert_eq!(
             timed_out("eu-1", std::time::Duration::from_secs(5), Some(&json!({}))),
             "cluster \"eu-1\" did not become Ready within 5s (last condition: no Ready condition yet); it was left in place: remove it with `skein unjoin eu-1`"
+        );
+    }
+
+    #[test]
+    fn ready_without_inventory_is_still_waited_for() {
+        let c = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
+        assert!(is_ready(&c) && !has_inventory(&c));
+        assert!(has_inventory(&cluster("True")));
+        assert_eq!(
+            progress("eu-1", &c),
+            "waiting for cluster \"eu-1\" to report its inventory (Ready)"
         );
     }
 
