@@ -43,7 +43,11 @@ async fn setup() -> Setup {
     std::fs::write(&member_tokens, "member-token,m,1,\"system:masters\"\n")
         .expect("write the member's token file");
     let member_flag = format!("--token-auth-file={}", member_tokens.display());
-    let member = Server::start(&dir.path().join("member"), &["--role=member", &member_flag]).await;
+    let member = Server::start(
+        &dir.path().join("member"),
+        &["--role=member", "--simulate-workloads", &member_flag],
+    )
+    .await;
     let kubeconfig = std::fs::read_to_string(member.kubeconfig()).expect("member kubeconfig");
     let api = Api::new(&fed);
     api.post(
@@ -121,6 +125,19 @@ async fn kubectl_reads_a_member_through_the_cluster_proxy() {
         &s.member,
         &["run", "web", "-n", "only-on-member", "--image=nginx"],
     );
+    // The member's simulator runs it.
+    cli::ok(
+        k0,
+        &s.member,
+        &[
+            "wait",
+            "pod/web",
+            "-n",
+            "only-on-member",
+            "--for=condition=Ready",
+            "--timeout=30s",
+        ],
+    );
     for k in &kubectls {
         let via = |args: &[&str]| {
             let mut all = vec!["--kubeconfig", admin.as_str()];
@@ -133,7 +150,7 @@ async fn kubectl_reads_a_member_through_the_cluster_proxy() {
         assert!(
             cli::cells(&pods)
                 .iter()
-                .any(|r| r[0] == "only-on-member" && r[1] == "web"),
+                .any(|r| r[0] == "only-on-member" && r[1] == "web" && r[3] == "Running"),
             "{pods}"
         );
         let cm = via(&[
