@@ -11,7 +11,7 @@ use base64::Engine;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use skein_tests::cli::{self, WATCH_TIMEOUT};
-use skein_tests::http::Api;
+use skein_tests::http::{Api, Next};
 use skein_tests::kubectl::Background;
 use skein_tests::kubectl_binaries;
 use skein_tests::server::Server;
@@ -415,5 +415,63 @@ async fn proxy_errors_are_statuses() {
         message.starts_with("error trying to reach cluster \"eu-1\": https://127.0.0.1:")
             && message.contains("onnect"),
         "{down}"
+    );
+}
+
+#[tokio::test]
+async fn proxied_watches_stream_and_end_at_shutdown() {
+    let mut s = setup().await;
+    // HTTP/2 and HTTP/1.1 callers both get events as the member sends them.
+    let member = Api::new(&s.member);
+    let list = member
+        .get("/api/v1/namespaces/default/configmaps")
+        .await
+        .expect(200);
+    let rv = list["metadata"]["resourceVersion"]
+        .as_str()
+        .expect("a list resourceVersion")
+        .to_owned();
+    let mut watches = Vec::new();
+    for api in [Api::new(&s.fed), Api::http1(&s.fed)] {
+        let mut w = api
+            .watch(&format!(
+                "{PROXY}/api/v1/namespaces/default/configmaps?watch=1&resourceVersion={rv}"
+            ))
+            .await;
+        assert!(
+            matches!(
+                w.next_within(Duration::from_millis(300)).await,
+                Next::Timeout
+            ),
+            "no event before a change"
+        );
+        watches.push(w);
+    }
+    member
+        .post(
+            "/api/v1/namespaces/default/configmaps",
+            &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "streamed"}}),
+        )
+        .await
+        .expect(201);
+    for w in &mut watches {
+        let e = w.change().await;
+        assert_eq!(
+            (e["type"].as_str(), e["object"]["metadata"]["name"].as_str()),
+            (Some("ADDED"), Some("streamed"))
+        );
+    }
+    // Shutting the federation down ends open proxied streams, so it exits
+    // promptly.
+    let started = std::time::Instant::now();
+    let status = s
+        .fed
+        .stop_with(nix::sys::signal::Signal::SIGTERM, Duration::from_secs(15))
+        .await;
+    assert!(status.success(), "{status}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
     );
 }

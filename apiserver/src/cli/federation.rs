@@ -184,24 +184,10 @@ impl Federation {
     }
 }
 
-/// `e` and its sources as one line, without `kube`'s variant prefixes and
-/// without repeating a source that its parent already quoted.
-pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = next {
-        let text = err.to_string();
-        let text = ["ServiceError: ", "HyperError: ", "ApiError: "]
-            .iter()
-            .find_map(|p| text.strip_prefix(p))
-            .unwrap_or(&text)
-            .to_owned();
-        if !parts.last().is_some_and(|last| last.contains(&text)) {
-            parts.push(text);
-        }
-        next = err.source();
-    }
-    one_line(&parts.join(": "))
+/// `e` and its sources as one line (the federation's own wording of
+/// connection errors, [`crate::federation::members::member::chain`]).
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    one_line(&crate::federation::members::member::chain(e))
 }
 
 #[cfg(test)]

@@ -218,7 +218,10 @@ async fn proxy(state: &AppState, req: Request) -> Result<Response, ApiError> {
     let response = client.send(request).await.map_err(|e| {
         unavailable(
             name,
-            &format!("{server}: {}", crate::cli::federation::error_chain(&e)),
+            &format!(
+                "{server}: {}",
+                crate::federation::members::member::chain(&e)
+            ),
         )
     })?;
     let (mut head, body) = response.into_parts();
@@ -307,7 +310,7 @@ async fn client_for(registry: &Registry, name: &str) -> Result<(kube::Client, St
             name,
             &format!(
                 "its kubeconfig secret {namespace}/{secret_name} cannot be used: {}",
-                crate::cli::federation::error_chain(&e)
+                crate::federation::members::member::chain(&e)
             ),
         )
     })?;

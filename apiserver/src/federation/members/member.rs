@@ -202,7 +202,7 @@ pub fn classify(path: &str, err: &kube::Error) -> CallError {
 
 /// An error and its sources, joined with ": ", repeats skipped;
 /// kube's own variant prefixes (`ServiceError: `) are dropped.
-fn chain(err: &dyn std::error::Error) -> String {
+pub fn chain(err: &dyn std::error::Error) -> String {
     let top = err.to_string();
     let top = ["ServiceError: ", "HyperError: "]
         .iter()
