@@ -457,8 +457,8 @@ async fn join_failures_and_unjoin_on_etcd() {
     failures_and_unjoin(true).await;
 }
 
-/// A join that ends Ready, what it prints, what kubectl then shows, and
-/// the unjoin.
+/// Joins of three members (regions eu, us, ap) that end Ready, what they
+/// print, what kubectl then shows, and the unjoins.
 async fn join_ends_ready(on_etcd: bool) {
     let w = world(
         on_etcd,
@@ -534,7 +534,47 @@ async fn join_ends_ready(on_etcd: bool) {
         "{out}"
     );
 
-    // kubectl shows it Ready.
+    // Two more members, in other regions.
+    let mut others = Vec::new();
+    for (name, region) in [("us-1", "us"), ("ap-1", "ap")] {
+        let region_flag = format!("--sim-region={region}");
+        let m = Server::start(
+            &w.path(name),
+            &[
+                "--role=member",
+                "--simulate-workloads",
+                "--sim-nodes=1",
+                &region_flag,
+            ],
+        )
+        .await;
+        let kubeconfig = s(&m.kubeconfig());
+        let label = format!("region={region}");
+        let args = [
+            "join",
+            name,
+            "--kubeconfig",
+            &kubeconfig,
+            "--label",
+            &label,
+            "--federation-kubeconfig",
+            &fed_kubeconfig,
+            "--timeout",
+            "40s",
+        ];
+        let out = succeeded(&args, &skein(&args, &[]));
+        assert!(
+            out.contains(&format!("cluster \"{name}\" is Ready")),
+            "{out}"
+        );
+        assert!(
+            out.contains(&format!("  region:       {region}\n")),
+            "{out}"
+        );
+        others.push(m);
+    }
+
+    // kubectl shows them Ready, with versions, regions and node counts.
     for k in kubectl_binaries() {
         let table = cli::ok(&k, &w.fed, &["get", "clusters"]);
         assert_eq!(
@@ -542,21 +582,36 @@ async fn join_ends_ready(on_etcd: bool) {
             ["NAME", "READY", "VERSION", "REGION", "NODES", "AGE"],
             "{table}"
         );
-        let row = &cli::cells(&table)[1];
+        let rows: Vec<(&str, &str, &str, &str)> = cli::cells(&table)[1..]
+            .iter()
+            .map(|r| (r[0], r[1], r[3], r[4]))
+            .collect();
         assert_eq!(
-            (row[0], row[1], row[3], row[4]),
-            ("eu-1", "True", "eu", "2"),
+            rows,
+            [
+                ("ap-1", "True", "ap", "1"),
+                ("eu-1", "True", "eu", "2"),
+                ("us-1", "True", "us", "1")
+            ],
             "{table}"
         );
-        assert!(row[2].starts_with("v1.33.0"), "{table}");
+        assert!(
+            cli::column(&table, 2)[1..]
+                .iter()
+                .all(|v| v.starts_with("v1.33.0")),
+            "{table}"
+        );
     }
 
     // A second join of the name fails; unjoin removes both objects.
     let line = one_line_error(&args, &skein(&args, &[]));
     assert_eq!(line, "error: cluster \"eu-1\" already exists");
-    let unjoin = ["unjoin", "eu-1", "--federation-kubeconfig", &fed_kubeconfig];
-    succeeded(&unjoin, &skein(&unjoin, &[]));
-    w.assert_nothing_created("eu-1");
+    for name in ["eu-1", "us-1", "ap-1"] {
+        let unjoin = ["unjoin", name, "--federation-kubeconfig", &fed_kubeconfig];
+        succeeded(&unjoin, &skein(&unjoin, &[]));
+        w.assert_nothing_created(name);
+    }
+    drop(others);
 }
 
 #[tokio::test]
