@@ -4,7 +4,6 @@
 //! codes, stdout, the one-line `error: …` on stderr) and what is stored
 //! (the Secret and the Cluster, checked with kubectl).
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -163,39 +162,6 @@ impl World {
     }
 }
 
-/// A TCP forwarder to `target` on a free loopback port that forwards the
-/// first connection it accepts and closes every later one at once.
-fn first_connection_only(target: SocketAddr) -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a forwarder");
-    let addr = listener.local_addr().expect("forwarder address");
-    std::thread::spawn(move || {
-        let mut first = true;
-        for conn in listener.incoming() {
-            let Ok(client) = conn else { continue };
-            if !std::mem::take(&mut first) {
-                drop(client);
-                continue;
-            }
-            let Ok(server) = TcpStream::connect(target) else {
-                continue;
-            };
-            for (mut from, mut to) in [
-                (client.try_clone(), server.try_clone()),
-                (server.try_clone(), client.try_clone()),
-            ]
-            .into_iter()
-            .filter_map(|(a, b)| Some((a.ok()?, b.ok()?)))
-            {
-                std::thread::spawn(move || {
-                    let _ = std::io::copy(&mut from, &mut to);
-                    let _ = to.shutdown(std::net::Shutdown::Write);
-                });
-            }
-        }
-    });
-    addr
-}
-
 fn s(p: &Path) -> String {
     p.display().to_string()
 }
@@ -233,6 +199,39 @@ async fn failures_and_unjoin(on_etcd: bool) {
     let w = world(on_etcd, &[], &[]).await;
     let fed_kubeconfig = s(&w.fed.kubeconfig());
     let fed_flag = ["--federation-kubeconfig", fed_kubeconfig.as_str()];
+
+    // No federation: its kubeconfig is missing, or names a closed port.
+    let member = s(&w.member.kubeconfig());
+    let missing = s(&w.path("nope.kubeconfig"));
+    let args = [
+        "join",
+        "eu-1",
+        "--kubeconfig",
+        &member,
+        "--federation-kubeconfig",
+        &missing,
+    ];
+    let line = one_line_error(&args, &skein(&args, &[]));
+    assert!(
+        line.starts_with(&format!(
+            "error: cannot read the federation's kubeconfig {missing}: "
+        )),
+        "{line}"
+    );
+    let mut closed = w.fed.kubeconfig_json();
+    let port = skein_tests::etcd::free_port();
+    closed["clusters"][0]["cluster"]["server"] = json!(format!("https://127.0.0.1:{port}"));
+    let closed_path = w.path("closed.kubeconfig");
+    std::fs::write(&closed_path, closed.to_string()).expect("write kubeconfig");
+    let closed_path = s(&closed_path);
+    let args = ["unjoin", "eu-1", "--federation-kubeconfig", &closed_path];
+    let line = one_line_error(&args, &skein(&args, &[]));
+    assert!(
+        line.starts_with(&format!(
+            "error: cannot reach the federation at https://127.0.0.1:{port}/: "
+        )),
+        "{line}"
+    );
 
     // Bad credentials: a token the member does not know.
     let wrong = w.member.token_kubeconfig("wrong", "not-a-token");
@@ -293,43 +292,23 @@ async fn failures_and_unjoin(on_etcd: bool) {
     );
     w.assert_nothing_created("eu-1");
 
-    // A kubeconfig that names its files by relative paths, with a context
-    // that is not the current one: stored flattened and minified.
-    let pki = w.member.data_dir.join("pki");
-    let files = w.path("files");
-    std::fs::create_dir_all(&files).expect("mkdir");
-    for f in ["ca.crt", "admin.crt", "admin.key"] {
-        std::fs::copy(pki.join(f), files.join(f)).expect("copy a pki file");
-    }
-    // The member is reached through a forwarder that serves only the first
-    // connection: join's own checks get through, the federation's probes
-    // never do, so the Cluster never becomes Ready.
-    let server = format!("https://{}", first_connection_only(w.member.addr));
-    let by_files = files.join("member.kubeconfig");
-    std::fs::write(
-        &by_files,
-        json!({
-            "apiVersion": "v1", "kind": "Config", "current-context": "other",
-            "clusters": [{"name": "m", "cluster": {"server": server, "certificate-authority": "ca.crt"}},
-                         {"name": "o", "cluster": {"server": "https://127.0.0.1:1"}}],
-            "users": [{"name": "admin", "user": {"client-certificate": "admin.crt", "client-key": "admin.key"}}],
-            "contexts": [{"name": "member", "context": {"cluster": "m", "user": "admin"}},
-                         {"name": "other", "context": {"cluster": "o"}}],
-        })
-        .to_string(),
-    )
-    .expect("write kubeconfig");
-
-    // While the federation's Cluster controller does not report Ready, the
+    // A member whose CA only the joining machine trusts (through
+    // SSL_CERT_FILE; the kubeconfig carries no CA): join's own checks pass,
+    // the federation's probes fail, so the Cluster never becomes Ready. The
     // join waits, prints progress and times out, leaving the Cluster. The
     // federation is found through $KUBECONFIG here.
+    let server = w.member.url("");
+    let no_ca = w.member_kubeconfig("no-ca.kubeconfig", |c| {
+        if let Some(cluster) = c["clusters"][0]["cluster"].as_object_mut() {
+            cluster.remove("certificate-authority-data");
+        }
+    });
+    let ca = w.member.data_dir.join("pki").join("ca.crt");
     let args = [
         "join",
         "eu-1",
         "--kubeconfig",
-        &s(&by_files),
-        "--context",
-        "member",
+        &s(&no_ca),
         "--label",
         "region=eu",
         "--label",
@@ -337,12 +316,20 @@ async fn failures_and_unjoin(on_etcd: bool) {
         "--timeout",
         "3s",
     ];
-    let out = skein(&args, &[("KUBECONFIG", &w.fed.kubeconfig())]);
+    let out = skein(
+        &args,
+        &[("KUBECONFIG", &w.fed.kubeconfig()), ("SSL_CERT_FILE", &ca)],
+    );
     let line = one_line_error(&args, &out);
     assert!(
         line.starts_with(
             "error: cluster \"eu-1\" did not become Ready within 3s (last condition: "
         ) && line.ends_with("remove it with `skein unjoin eu-1`"),
+        "{line}"
+    );
+    // The federation's own probe says why.
+    assert!(
+        line.contains("invalid peer certificate: UnknownIssuer"),
         "{line}"
     );
     let stdout = text(&out.stdout);
@@ -369,28 +356,6 @@ async fn failures_and_unjoin(on_etcd: bool) {
     assert_eq!(
         secret["metadata"]["labels"],
         json!({"federation.skein.io/cluster": "eu-1"})
-    );
-    let stored = base64::engine::general_purpose::STANDARD
-        .decode(
-            secret["data"]["kubeconfig"]
-                .as_str()
-                .expect("kubeconfig key"),
-        )
-        .expect("base64");
-    let stored: Value = serde_json::from_slice(&stored).expect("stored kubeconfig is JSON");
-    assert_eq!(stored["current-context"], "member");
-    assert_eq!(stored["contexts"].as_array().map(Vec::len), Some(1));
-    assert_eq!(stored["clusters"].as_array().map(Vec::len), Some(1));
-    let b64 = |f: &str| {
-        base64::engine::general_purpose::STANDARD.encode(std::fs::read(pki.join(f)).expect("read"))
-    };
-    assert_eq!(
-        stored["clusters"][0]["cluster"],
-        json!({"server": server, "certificate-authority-data": b64("ca.crt")})
-    );
-    assert_eq!(
-        stored["users"][0]["user"],
-        json!({"client-certificate-data": b64("admin.crt"), "client-key-data": b64("admin.key")})
     );
 
     // The name is taken now; the data dir's admin kubeconfig is the
@@ -474,12 +439,38 @@ async fn join_ends_ready(on_etcd: bool) {
     )
     .await;
     let fed_kubeconfig = s(&w.fed.kubeconfig());
-    let member = s(&w.member.kubeconfig());
+    // A kubeconfig that names its files by relative paths, used through a
+    // context that is not its current one: stored flattened and minified,
+    // and what the federation then reaches the member with.
+    let pki = w.member.data_dir.join("pki");
+    let files = w.path("files");
+    std::fs::create_dir_all(&files).expect("mkdir");
+    for f in ["ca.crt", "admin.crt", "admin.key"] {
+        std::fs::copy(pki.join(f), files.join(f)).expect("copy a pki file");
+    }
+    let server = w.member.url("");
+    let by_files = files.join("member.kubeconfig");
+    std::fs::write(
+        &by_files,
+        json!({
+            "apiVersion": "v1", "kind": "Config", "current-context": "other",
+            "clusters": [{"name": "m", "cluster": {"server": server, "certificate-authority": "ca.crt"}},
+                         {"name": "o", "cluster": {"server": "https://127.0.0.1:1"}}],
+            "users": [{"name": "admin", "user": {"client-certificate": "admin.crt", "client-key": "admin.key"}}],
+            "contexts": [{"name": "member", "context": {"cluster": "m", "user": "admin"}},
+                         {"name": "other", "context": {"cluster": "o"}}],
+        })
+        .to_string(),
+    )
+    .expect("write kubeconfig");
+    let member = s(&by_files);
     let args = [
         "join",
         "eu-1",
         "--kubeconfig",
         &member,
+        "--context",
+        "member",
         "--label",
         "region=eu",
         "--federation-kubeconfig",
@@ -488,7 +479,6 @@ async fn join_ends_ready(on_etcd: bool) {
         "40s",
     ];
     let out = succeeded(&args, &skein(&args, &[]));
-    let server = w.member.url("");
     let lines: Vec<&str> = out.lines().collect();
     assert!(
         lines[0].starts_with(&format!(
@@ -532,6 +522,30 @@ async fn join_ends_ready(on_etcd: bool) {
     assert!(
         resources.0 > 40 && resources.1.ends_with(" groupVersions"),
         "{out}"
+    );
+
+    let secret = w.secret("eu-1").expect("the Secret");
+    let stored = base64::engine::general_purpose::STANDARD
+        .decode(
+            secret["data"]["kubeconfig"]
+                .as_str()
+                .expect("kubeconfig key"),
+        )
+        .expect("base64");
+    let stored: Value = serde_json::from_slice(&stored).expect("stored kubeconfig is JSON");
+    assert_eq!(stored["current-context"], "member");
+    assert_eq!(stored["contexts"].as_array().map(Vec::len), Some(1));
+    assert_eq!(stored["clusters"].as_array().map(Vec::len), Some(1));
+    let b64 = |f: &str| {
+        base64::engine::general_purpose::STANDARD.encode(std::fs::read(pki.join(f)).expect("read"))
+    };
+    assert_eq!(
+        stored["clusters"][0]["cluster"],
+        json!({"server": server, "certificate-authority-data": b64("ca.crt")})
+    );
+    assert_eq!(
+        stored["users"][0]["user"],
+        json!({"client-certificate-data": b64("admin.crt"), "client-key-data": b64("admin.key")})
     );
 
     // Two more members, in other regions.
