@@ -416,6 +416,36 @@ async fn proxy_errors_are_statuses() {
             && message.contains("onnect"),
         "{down}"
     );
+    // Credentials replaced by unusable ones take effect at once (the
+    // cached client is keyed by the Secret's resourceVersion)...
+    let exec = "{\"apiVersion\":\"v1\",\"kind\":\"Config\",\"current-context\":\"m\",        \"clusters\":[{\"name\":\"c\",\"cluster\":{\"server\":\"https://127.0.0.1:1\"}}],        \"users\":[{\"name\":\"u\",\"user\":{\"exec\":{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"command\":\"aws\"}}}],        \"contexts\":[{\"name\":\"m\",\"context\":{\"cluster\":\"c\",\"user\":\"u\"}}]}";
+    let secret = "/api/v1/namespaces/skein-system/secrets/cluster-eu-1-kubeconfig";
+    api.merge_patch(
+        secret,
+        &json!({"data": {"kubeconfig": base64::engine::general_purpose::STANDARD.encode(exec)}}),
+    )
+    .await
+    .expect(200);
+    let bad = api
+        .get(&format!("{PROXY}/version"))
+        .await
+        .expect_status(503, "ServiceUnavailable");
+    assert!(
+        bad["message"].as_str().is_some_and(|m| m.starts_with(
+            "error trying to reach cluster \"eu-1\": its kubeconfig secret skein-system/cluster-eu-1-kubeconfig cannot be used: the kubeconfig is not supported: user uses an exec plugin"
+        )),
+        "{bad}"
+    );
+    // ...and so does a missing Secret.
+    api.delete(secret).await.expect(200);
+    let gone = api
+        .get(&format!("{PROXY}/version"))
+        .await
+        .expect_status(503, "ServiceUnavailable");
+    assert_eq!(
+        gone["message"],
+        "error trying to reach cluster \"eu-1\": its kubeconfig secret skein-system/cluster-eu-1-kubeconfig does not exist"
+    );
 }
 
 #[tokio::test]
