@@ -301,11 +301,74 @@ mod tests {
         ));
     }
 
+    /// Kubeconfigs over a few names, each field present or not.
+    fn arb_config() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let name = || prop::sample::select(vec!["a", "b", "c"]);
+        let file = || {
+            prop::option::of(prop::sample::select(vec![
+                "/pki/ca.crt",
+                "/pki/a.crt",
+                "/pki/a.key",
+                "/pki/token",
+                "/missing",
+            ]))
+        };
+        let cluster = (name(), file(), any::<bool>()).prop_map(|(n, ca, data)| {
+            let mut c = json!({"server": "https://m:6443"});
+            if let Some(ca) = ca {
+                c["certificate-authority"] = json!(ca);
+            }
+            if data {
+                c["certificate-authority-data"] = json!("Q0E=");
+            }
+            json!({"name": n, "cluster": c})
+        });
+        let user = (name(), file(), file(), file(), any::<bool>()).prop_map(
+            |(n, cert, key, token, exec)| {
+                let mut u = json!({});
+                for (k, v) in [
+                    ("client-certificate", cert),
+                    ("client-key", key),
+                    ("tokenFile", token),
+                ] {
+                    if let Some(v) = v {
+                        u[k] = json!(v);
+                    }
+                }
+                if exec {
+                    u["exec"] = json!({"command": "aws"});
+                }
+                json!({"name": n, "user": u})
+            },
+        );
+        let context = (name(), name(), prop::option::of(name()))
+            .prop_map(|(n, c, u)| json!({"name": n, "context": {"cluster": c, "user": u}}));
+        (
+            prop::collection::vec(cluster, 0..3),
+            prop::collection::vec(user, 0..3),
+            prop::collection::vec(context, 0..3),
+            prop::option::of(name()),
+        )
+            .prop_map(|(clusters, users, contexts, current)| {
+                json!({"clusters": clusters, "users": users, "contexts": contexts, "current-context": current})
+            })
+    }
+
     proptest::proptest! {
         #[test]
-        fn never_panics(text in "\\PC{0,200}", ctx in proptest::option::of("[a-z]{0,3}")) {
-            if let Ok(v) = serde_json::from_str::<Value>(&text) {
-                let _ = flatten_minify(&v, ctx.as_deref(), &mut files);
+        fn what_is_stored_names_no_file_and_one_context(
+            config in arb_config(),
+            ctx in proptest::option::of(proptest::sample::select(vec!["a", "b", "x"])),
+        ) {
+            if let Ok(out) = flatten_minify(&config, ctx, &mut files) {
+                let text = out.to_string();
+                for field in ["certificate-authority\"", "client-certificate\"", "client-key\"", "tokenFile", "exec"] {
+                    proptest::prop_assert!(!text.contains(field), "{field} in {text}");
+                }
+                proptest::prop_assert_eq!(out["contexts"].as_array().map(Vec::len), Some(1));
+                proptest::prop_assert_eq!(&out["current-context"], &out["contexts"][0]["name"]);
+                proptest::prop_assert!(crate::federation::members::credentials::parse(&text, None).is_ok(), "{text}");
             }
         }
     }
