@@ -438,8 +438,9 @@ async fn three_members_on_the_default_period() {
 
 /// Credentials that cannot work: a wrong token (`Unauthorized`), a
 /// kubeconfig with an exec plugin and a Secret that does not exist yet
-/// (`InvalidCredentials`, with the reason in the message); creating the
-/// missing Secret makes its Cluster Ready. Then inventory from Nodes and
+/// (`InvalidCredentials`, with the reason in the message); a member that
+/// never answers is `Unknown`, then `Unreachable` after the 3 s timeout;
+/// creating the missing Secret makes its Cluster Ready. Then inventory from Nodes and
 /// Pods created on the member by hand.
 #[tokio::test]
 async fn credentials_and_inventory() {
@@ -467,6 +468,14 @@ async fn credentials_and_inventory() {
         "command": "aws", "args": ["eks", "get-token"]}}),
     );
     let good = with_user(json!({"token": "good-token"}));
+    // A member that accepts connections and never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a silent port");
+    let mut slow: Value = serde_json::from_str(&good).expect("JSON");
+    slow["clusters"][0]["cluster"]["server"] = json!(format!(
+        "https://{}",
+        silent.local_addr().expect("silent address")
+    ));
+    let slow = slow.to_string();
     apply(
         k,
         &fed,
@@ -478,9 +487,18 @@ async fn credentials_and_inventory() {
             secret("exec", &exec),
             cluster("exec", "exec"),
             cluster("late", "late"),
+            secret("slow", &slow),
+            cluster("slow", "slow"),
         ],
     );
     let api = Api::new(&fed);
+    // Before its first probe answers (it times out after 3 s), Ready is
+    // Unknown.
+    let c = wait_for(&api, &fed, "slow", Duration::from_secs(2), "Unknown", |c| {
+        ready(c)["status"] == "Unknown"
+    })
+    .await;
+    assert_eq!(ready(&c)["reason"], "Pending", "{c:#}");
     let not_ready = |c: &Value| ready(c)["status"] == "False";
     let c = wait_for(
         &api,
@@ -527,6 +545,22 @@ async fn credentials_and_inventory() {
     assert_eq!(
         ready(&c)["message"],
         "secret \"skein-system/late\" not found",
+        "{c:#}"
+    );
+    let c = wait_for(
+        &api,
+        &fed,
+        "slow",
+        Duration::from_secs(10),
+        "False",
+        not_ready,
+    )
+    .await;
+    assert_eq!(ready(&c)["reason"], "Unreachable", "{c:#}");
+    assert!(
+        ready(&c)["message"]
+            .as_str()
+            .is_some_and(|m| m.ends_with("/readyz: no answer within 3s")),
         "{c:#}"
     );
     for k in &kubectls {
