@@ -724,8 +724,8 @@ async fn health_on_etcd() {
 }
 
 /// Inventory from a simulated member (needs the workload simulator): its
-/// Nodes, region and zones, allocatable CPU, and a Deployment's requests
-/// lowering the available CPU within one probe period.
+/// Nodes, region and zones, allocatable CPU, a bound Pod's request lowering
+/// the available CPU within one probe period, then a Deployment's.
 #[tokio::test]
 async fn inventory_of_a_simulated_member() {
     let kubectls = kubectl_binaries();
@@ -768,6 +768,46 @@ async fn inventory_of_a_simulated_member() {
     };
     let before = cpu(&c);
     assert!(before > 0, "{c:#}");
+    // A Pod the simulated scheduler binds: within one probe period (2 s)
+    // of its binding, the Cluster shows its CPU taken.
+    let pod = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "solo", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "nginx",
+            "resources": {"requests": {"cpu": "250m"}}}]}});
+    let file = dir.path().join("solo.json");
+    fs::write(&file, pod.to_string()).expect("write the Pod");
+    member.kubectl(k, &["create", "-f", &file.to_string_lossy()]);
+    let start = Instant::now();
+    while member
+        .kubectl(
+            k,
+            &["get", "pod", "solo", "-o", "jsonpath={.spec.nodeName}"],
+        )
+        .is_empty()
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "Pod solo never bound"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let bound = Instant::now();
+    wait_for(
+        &api,
+        &fed,
+        "eu-1",
+        Duration::from_secs(10),
+        "with 250m CPU less available",
+        |c| cpu(c) == before - 250,
+    )
+    .await;
+    assert!(
+        bound.elapsed() < Duration::from_millis(3500),
+        "available CPU lowered {:?} after the binding",
+        bound.elapsed()
+    );
+    // A Deployment's Pods (the simulator's Deployment controller).
+    let before = before - 250;
     let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": "web", "namespace": "default"},
         "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
