@@ -11,6 +11,8 @@
 //! user; it is off unless `--simulate-workloads` is given. Decisions are
 //! pure functions (time passed in); the controllers around them are thin.
 
+pub mod endpoints;
+pub mod loadbalancer;
 pub mod nodes;
 pub mod pods;
 pub mod scheduler;
@@ -99,4 +101,6 @@ pub fn spawn_all(registry: &Registry, config: &SimConfig) {
     tokio::spawn(nodes::run(sim.clone()));
     tokio::spawn(scheduler::run(sim.clone()));
     tokio::spawn(pods::run(sim.clone()));
+    tokio::spawn(endpoints::run(sim.clone()));
+    tokio::spawn(loadbalancer::run(sim.clone()));
 }
