@@ -38,6 +38,7 @@ pub async fn check(name: &str, text: &str, server: &str) -> Result<String, Strin
         .map_err(|e| format!("the member's kubeconfig cannot be used: {e}"))?;
     config.connect_timeout = Some(CHECK_TIMEOUT);
     config.read_timeout = Some(CHECK_TIMEOUT);
+    config.default_retry = false;
     let client = kube::Client::try_from(config).map_err(|e| {
         format!(
             "the member's kubeconfig cannot be used: {}",

@@ -22,7 +22,8 @@
 //!   server shuts down.
 //! - `kube` clients are cached per Cluster, keyed by the Secret's uid and
 //!   resourceVersion (and the key and context used), so a rotated
-//!   kubeconfig takes effect at the next request.
+//!   kubeconfig takes effect at the next request. They never retry: a
+//!   member's 429 or 503 reaches the caller as the member sent it.
 //!
 //! Deviations: request bodies are read whole (at most
 //! [`super::body::MAX_BODY`]) before they are forwarded; upgrades
@@ -301,9 +302,12 @@ async fn client_for(registry: &Registry, name: &str) -> Result<(kube::Client, St
         )
     };
     let text = credentials::from_secret(&secret, &key).map_err(bad)?;
-    let config = credentials::config(&text, context.as_deref())
+    let mut config = credentials::config(&text, context.as_deref())
         .await
         .map_err(bad)?;
+    // The caller sees the member's 429/503 (and decides to retry), as
+    // through any proxy.
+    config.default_retry = false;
     let server = config.cluster_url.to_string();
     let client = kube::Client::try_from(config).map_err(|e| {
         unavailable(
