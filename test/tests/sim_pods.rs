@@ -400,6 +400,62 @@ async fn pods_are_scheduled_run_and_become_ready() {
         let table = ok(k, &m.server, &["get", "pod", "once", "-n", &ns]);
         assert_eq!(cell(&table, 1, 2), "Error", "{table}");
 
+        // A running Pod held by a finalizer is killed when deleted (Failed,
+        // exit code 137) and goes once the finalizer is removed.
+        let mut held = pod("held", None, None, &[]);
+        held["metadata"]["finalizers"] = json!(["example.com/hold"]);
+        m.create(k, &ns, &held);
+        ok(
+            k,
+            &m.server,
+            &[
+                "wait",
+                "--for=condition=Ready",
+                "pod/held",
+                "-n",
+                &ns,
+                "--timeout=20s",
+            ],
+        );
+        ok(
+            k,
+            &m.server,
+            &["delete", "pod", "held", "-n", &ns, "--wait=false"],
+        );
+        eventually("held to be killed", Duration::from_secs(10), || {
+            (jsonpath(k, &m, &ns, "pod/held", "{.status.phase}") == "Failed").then_some(())
+        });
+        assert_eq!(
+            jsonpath(
+                k,
+                &m,
+                &ns,
+                "pod/held",
+                "{.status.containerStatuses[0].state.terminated.exitCode}"
+            ),
+            "137"
+        );
+        ok(
+            k,
+            &m.server,
+            &[
+                "patch",
+                "pod",
+                "held",
+                "-n",
+                &ns,
+                "--type=json",
+                "-p",
+                r#"[{"op":"remove","path":"/metadata/finalizers"}]"#,
+            ],
+        );
+        eventually("held to go", Duration::from_secs(10), || {
+            (!kubectl(k, &m.server, &["get", "pod", "held", "-n", &ns])
+                .status
+                .success())
+            .then_some(())
+        });
+
         // Deleting completes.
         for name in ["web", "huge", "next", "lazy", "crash", "once"] {
             let out = ok(k, &m.server, &["delete", "pod", name, "-n", &ns]);

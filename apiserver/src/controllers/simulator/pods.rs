@@ -11,6 +11,8 @@
 //! - The simulation annotations are read from the Pod, then from its
 //!   controller (ReplicaSet, StatefulSet, DaemonSet, Job,
 //!   ReplicationController).
+//! - A Pod bound to a Node that does not exist is deleted after
+//!   [`lifecycle::ORPHAN_QUARANTINE`] (upstream's PodGC).
 //! - Pod IPs come from the Node's Pod CIDR (`.2` up), unique among the
 //!   Node's live Pods; a finished or deleted Pod's address is free again.
 
@@ -142,6 +144,8 @@ struct Kubelet {
     started: HashMap<String, OffsetDateTime>,
     /// Addresses handed out: Pod key → (uid, Node, address).
     ips: HashMap<ObjectKey, (String, String, Ipv4Addr)>,
+    /// Pods bound to a Node that does not exist: key → (uid, since).
+    missing: HashMap<ObjectKey, (String, std::time::Instant)>,
 }
 
 impl Kubelet {
@@ -221,6 +225,7 @@ impl Kubelet {
     async fn sync(&mut self, key: &ObjectKey) -> Result<Option<std::time::Duration>, ApiError> {
         let Some(pod) = self.pods.get(key) else {
             self.ips.remove(key);
+            self.missing.remove(key);
             return Ok(None);
         };
         let uid = object::uid(&pod).to_owned();
@@ -235,6 +240,26 @@ impl Kubelet {
         let node = self.nodes.get(&ObjectKey::new("", node_name));
         let on_simulated_node = node.as_deref().is_some_and(nodes::is_simulated);
         let res = Sim::resource("", "v1", "pods")?;
+        if node.is_none() && !node_name.is_empty() {
+            // Bound to a Node that does not exist: PodGC's business.
+            let since = self
+                .missing
+                .entry(key.clone())
+                .or_insert_with(|| (uid.clone(), std::time::Instant::now()));
+            if since.0 != uid {
+                *since = (uid.clone(), std::time::Instant::now());
+            }
+            return match lifecycle::orphaned(since.1.elapsed()) {
+                Step::Wait(d) => Ok(Some(d)),
+                _ => {
+                    tracing::info!(pod = %key, node = node_name, "deleting a pod whose node is gone");
+                    self.missing.remove(key);
+                    self.delete(key, &uid).await?;
+                    Ok(None)
+                }
+            };
+        }
+        self.missing.remove(key);
         if !on_simulated_node {
             // No kubelet runs it; only a deletion can still complete.
             if object::is_deleting(&pod) && object::finalizers(&pod).is_empty() {
@@ -382,7 +407,15 @@ async fn feed(pods: Informer, nodes: Informer, queue: WorkQueue<ObjectKey>) {
                     }
                 }
                 Some(Notice::Resync) => all(&queue),
-                Some(Notice::Deleted(_)) => {}
+                Some(Notice::Deleted(n)) => {
+                    // Its Pods are orphans now (unless it comes back).
+                    let name = object::name(&n).to_owned();
+                    for p in pods.list(|p| {
+                        p.pointer("/spec/nodeName").and_then(Value::as_str) == Some(name.as_str())
+                    }) {
+                        queue.add(ObjectKey::of(&p));
+                    }
+                }
                 None => return,
             },
         }
@@ -427,6 +460,7 @@ pub async fn run(sim: Sim) {
         owners: HashMap::new(),
         started: HashMap::new(),
         ips: HashMap::new(),
+        missing: HashMap::new(),
     };
     loop {
         let item = queue.next().await;
