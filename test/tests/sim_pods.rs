@@ -400,6 +400,38 @@ async fn pods_are_scheduled_run_and_become_ready() {
         let table = ok(k, &m.server, &["get", "pod", "once", "-n", &ns]);
         assert_eq!(cell(&table, 1, 2), "Error", "{table}");
 
+        // The annotation on the Pod's controller counts too (a
+        // ReplicationController: no simulator controller manages it).
+        m.create(
+            k,
+            &ns,
+            &json!({
+                "apiVersion": "v1",
+                "kind": "ReplicationController",
+                "metadata": {"name": "legacy", "annotations": {"sim.skein.io/fail": "true"}},
+                "spec": {
+                    "replicas": 0,
+                    "selector": {"app": "legacy"},
+                    "template": {
+                        "metadata": {"labels": {"app": "legacy"}},
+                        "spec": {"containers": [{"name": "app", "image": "nginx"}]},
+                    },
+                },
+            }),
+        );
+        let uid = jsonpath(k, &m, &ns, "rc/legacy", "{.metadata.uid}");
+        let mut owned = pod("owned", None, None, &[]);
+        owned["metadata"]["ownerReferences"] = json!([{
+            "apiVersion": "v1", "kind": "ReplicationController", "name": "legacy",
+            "uid": uid, "controller": true, "blockOwnerDeletion": true,
+        }]);
+        m.create(k, &ns, &owned);
+        eventually("owned to crash-loop", Duration::from_secs(10), || {
+            let t = ok(k, &m.server, &["get", "pod", "owned", "-n", &ns]);
+            (cell(&t, 1, 2) == "CrashLoopBackOff").then_some(())
+        });
+        ok(k, &m.server, &["delete", "rc", "legacy", "-n", &ns]);
+
         // A running Pod held by a finalizer is killed when deleted (Failed,
         // exit code 137) and goes once the finalizer is removed.
         let mut held = pod("held", None, None, &[]);
