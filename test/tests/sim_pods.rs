@@ -164,6 +164,12 @@ async fn nodes_are_registered_with_zones_capacity_and_heartbeats() {
                 ("Ready".into(), "True".into()),
             ]
         );
+        let leases = ok(k, &m.server, &["get", "leases", "-n", "kube-node-lease"]);
+        assert_eq!(
+            column(&leases, 1),
+            ["HOLDER", "sim-node-0", "sim-node-1", "sim-node-2"],
+            "{leases}"
+        );
         let described = ok(k, &m.server, &["describe", "node", "sim-node-0"]);
         assert!(
             described.contains("KubeletReady") && described.contains("10.89.0.2"),
