@@ -15,6 +15,7 @@
 //!   [`lifecycle::ORPHAN_QUARANTINE`] (upstream's PodGC).
 //! - Pod IPs come from the Node's Pod CIDR (`.2` up), unique among the
 //!   Node's live Pods; a finished or deleted Pod's address is free again.
+//!   A `hostNetwork` Pod has its Node's InternalIP.
 
 pub mod events;
 pub mod lifecycle;
@@ -268,7 +269,11 @@ impl Kubelet {
             return Ok(None);
         }
         let Some(node) = node else { return Ok(None) };
-        let pod_ip = if template::phase(&pod) == "Pending" || template::phase(&pod).is_empty() {
+        let host_network = pod.pointer("/spec/hostNetwork").and_then(Value::as_bool) == Some(true);
+        let pod_ip = if host_network {
+            // A host-network Pod has its Node's address.
+            host_ip(&node)
+        } else if template::phase(&pod) == "Pending" || template::phase(&pod).is_empty() {
             match self.ip_for(key, &pod, &node) {
                 Some(ip) => ip,
                 None => {
