@@ -141,8 +141,8 @@ struct Kubelet {
     pods: Informer,
     nodes: Informer,
     owners: HashMap<&'static str, Informer>,
-    /// When this process started each Pod (uid), precisely.
-    started: HashMap<String, OffsetDateTime>,
+    /// When this process started each Pod: key → (uid, instant).
+    started: HashMap<ObjectKey, (String, OffsetDateTime)>,
     /// Addresses handed out: Pod key → (uid, Node, address).
     ips: HashMap<ObjectKey, (String, String, Ipv4Addr)>,
     /// Pods bound to a Node that does not exist: key → (uid, since).
@@ -227,12 +227,13 @@ impl Kubelet {
         let Some(pod) = self.pods.get(key) else {
             self.ips.remove(key);
             self.missing.remove(key);
+            self.started.remove(key);
             return Ok(None);
         };
         let uid = object::uid(&pod).to_owned();
         if matches!(template::phase(&pod), "Succeeded" | "Failed") {
             self.ips.remove(key);
-            self.started.remove(&uid);
+            self.started.remove(key);
         }
         let node_name = pod
             .pointer("/spec/nodeName")
@@ -293,8 +294,9 @@ impl Kubelet {
                 .is_some_and(|r| r.get("kind").and_then(Value::as_str) == Some("Job")),
             started: self
                 .started
-                .get(&uid)
-                .copied()
+                .get(key)
+                .filter(|(u, _)| *u == uid)
+                .map(|(_, t)| *t)
                 .or_else(|| lifecycle::start_time(&pod)),
             ready_delay: self.sim.config.pod_ready_delay,
             job_duration: self.sim.config.job_duration,
@@ -332,7 +334,7 @@ impl Kubelet {
                 match result {
                     Ok(written) => {
                         if starting {
-                            self.started.insert(uid, now);
+                            self.started.insert(key.clone(), (uid, now));
                         }
                         let restarts = |p: &Value| {
                             p.pointer("/status/containerStatuses/0/restartCount")
