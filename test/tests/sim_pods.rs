@@ -750,3 +750,85 @@ async fn without_the_simulator_there_are_no_nodes_and_pods_stay_pending() {
     assert!(p["status"].get("conditions").is_none(), "{p}");
     assert!(p["spec"].get("nodeName").is_none(), "{p}");
 }
+
+#[tokio::test]
+async fn a_restart_keeps_nodes_addresses_and_running_pods() {
+    let mut m = Member::start(SIM_FLAGS).await;
+    let k = kubectl_binaries().remove(0);
+    let k = k.as_path();
+    m.create(k, "default", &pod("keep", None, Some("sim-node-1"), &[]));
+    ok(
+        k,
+        &m.server,
+        &["wait", "--for=condition=Ready", "pod/keep", "--timeout=20s"],
+    );
+    ok(
+        k,
+        &m.server,
+        &["create", "service", "loadbalancer", "lb", "--tcp=80"],
+    );
+    let lb_ip = |m: &Member| {
+        eventually("lb's address", Duration::from_secs(10), || {
+            let ip = jsonpath(
+                k,
+                m,
+                "default",
+                "svc/lb",
+                "{.status.loadBalancer.ingress[0].ip}",
+            );
+            (!ip.is_empty()).then_some(ip)
+        })
+    };
+    let before = (
+        jsonpath(k, &m, "default", "node/sim-node-1", "{.metadata.uid}"),
+        jsonpath(k, &m, "default", "pod/keep", "{.status.podIP}"),
+        jsonpath(k, &m, "default", "pod/keep", "{.status.startTime}"),
+        lb_ip(&m),
+    );
+    m.server
+        .stop_with(nix::sys::signal::Signal::SIGTERM, Duration::from_secs(20))
+        .await;
+    // Fewer Nodes this time: the third goes, the others stay as they were.
+    let flags: Vec<&str> = SIM_FLAGS
+        .iter()
+        .map(|f| {
+            if *f == "--sim-nodes=3" {
+                "--sim-nodes=2"
+            } else {
+                f
+            }
+        })
+        .collect();
+    m.server = Server::start(&m.dir.path().join("data"), &flags).await;
+    let nodes = eventually("two nodes", Duration::from_secs(10), || {
+        let t = ok(k, &m.server, &["get", "nodes", "-o", "name"]);
+        (t.lines().count() == 2).then_some(t)
+    });
+    assert_eq!(nodes, "node/sim-node-0\nnode/sim-node-1\n");
+    let after = (
+        jsonpath(k, &m, "default", "node/sim-node-1", "{.metadata.uid}"),
+        jsonpath(k, &m, "default", "pod/keep", "{.status.podIP}"),
+        jsonpath(k, &m, "default", "pod/keep", "{.status.startTime}"),
+        lb_ip(&m),
+    );
+    assert_eq!(before, after);
+    let table = ok(k, &m.server, &["get", "pod", "keep"]);
+    assert_eq!(cell(&table, 1, 1), "1/1", "{table}");
+    // A new LoadBalancer does not get the address the first still holds.
+    ok(
+        k,
+        &m.server,
+        &["create", "service", "loadbalancer", "lb2", "--tcp=80"],
+    );
+    let second = eventually("lb2's address", Duration::from_secs(10), || {
+        let ip = jsonpath(
+            k,
+            &m,
+            "default",
+            "svc/lb2",
+            "{.status.loadBalancer.ingress[0].ip}",
+        );
+        (!ip.is_empty()).then_some(ip)
+    });
+    assert_ne!(second, after.3);
+}
