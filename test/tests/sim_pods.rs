@@ -25,6 +25,7 @@ const SIM_FLAGS: &[&str] = &[
     "--sim-region=eu-test",
     "--sim-zones=zone-a,zone-b",
     "--sim-pod-ready-delay=200ms",
+    "--sim-job-duration=1s",
     "--sim-lb-range=172.31.200.0/29",
 ];
 
@@ -831,4 +832,73 @@ async fn a_restart_keeps_nodes_addresses_and_running_pods() {
         (!ip.is_empty()).then_some(ip)
     });
     assert_ne!(second, after.3);
+}
+
+#[tokio::test]
+async fn job_pods_succeed_after_the_job_duration_or_fail() {
+    let m = Member::start(SIM_FLAGS).await;
+    let k = kubectl_binaries().remove(0);
+    let k = k.as_path();
+    // A Job managed elsewhere (`spec.managedBy`), so that no simulated Job
+    // controller acts on it: its Pods are made by hand here.
+    let job = |name: &str, fail: bool| {
+        let mut j = json!({
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": name},
+            "spec": {
+                "managedBy": "example.com/elsewhere",
+                "suspend": true,
+                "template": {"spec": {"restartPolicy": "Never",
+                    "containers": [{"name": "work", "image": "busybox"}]}},
+            },
+        });
+        if fail {
+            j["metadata"]["annotations"] = json!({"sim.skein.io/fail": "true"});
+        }
+        j
+    };
+    for (name, fail, status, phase) in [
+        ("works", false, "Completed", "Succeeded"),
+        ("breaks", true, "Error", "Failed"),
+    ] {
+        m.create(k, "default", &job(name, fail));
+        let uid = jsonpath(k, &m, "default", &format!("job/{name}"), "{.metadata.uid}");
+        let mut p = pod(&format!("{name}-pod"), None, None, &[]);
+        p["spec"]["restartPolicy"] = json!("Never");
+        p["metadata"]["ownerReferences"] = json!([{
+            "apiVersion": "batch/v1", "kind": "Job", "name": name, "uid": uid,
+            "controller": true, "blockOwnerDeletion": true,
+        }]);
+        m.create(k, "default", &p);
+        let pod_ref = format!("pod/{name}-pod");
+        eventually(
+            &format!("{name}-pod to finish"),
+            Duration::from_secs(10),
+            || (jsonpath(k, &m, "default", &pod_ref, "{.status.phase}") == phase).then_some(()),
+        );
+        let table = ok(k, &m.server, &["get", &pod_ref]);
+        assert_eq!(cell(&table, 1, 1), "0/1", "{table}");
+        assert_eq!(cell(&table, 1, 2), status, "{table}");
+        let code = jsonpath(
+            k,
+            &m,
+            "default",
+            &pod_ref,
+            "{.status.containerStatuses[0].state.terminated.exitCode}",
+        );
+        assert_eq!(code, if fail { "1" } else { "0" });
+    }
+    // The successful one ran for the Job duration (1 s) after it started.
+    let p = get_json(k, &m.server, &["get", "pod", "works-pod"]);
+    let t = &p["status"]["containerStatuses"][0]["state"]["terminated"];
+    let secs = |s: &Value| {
+        let s = s.as_str().unwrap_or_default();
+        let hms = s.get(11..19).unwrap_or_default();
+        hms.split(':')
+            .filter_map(|x| x.parse::<i64>().ok())
+            .fold(0, |acc, x| acc * 60 + x)
+    };
+    let ran = secs(&t["finishedAt"]) - secs(&t["startedAt"]);
+    assert!((1..=3).contains(&ran), "ran {ran}s: {t}");
 }
