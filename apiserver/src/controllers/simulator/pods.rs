@@ -4,7 +4,10 @@
 //! deletes Pods being deleted once no finalizer holds them.
 //!
 //! Contract:
-//! - Only Pods whose `spec.nodeName` is a simulated Node are touched.
+//! - Only Pods whose `spec.nodeName` is a simulated Node are run; of the
+//!   others, only a Pod being deleted that no finalizer holds (deleted at
+//!   once) and a Pod bound to a Node that does not exist (below) are
+//!   touched.
 //! - Each Pod has at most one pending transition: the work queue keeps
 //!   one timer per Pod (`add_after`), and every write re-decides from the
 //!   stored Pod (a stale cache never writes an older state).
