@@ -228,10 +228,12 @@ async fn pods_are_scheduled_run_and_become_ready() {
             "docker.io/library/nginx:latest"
         );
         assert!(p["status"]["startTime"].is_string());
-        let described = ok(k, &m.server, &["describe", "pod", "web", "-n", &ns]);
-        for event in ["Scheduled", "Pulled", "Created", "Started"] {
-            assert!(described.contains(event), "no {event} event:\n{described}");
-        }
+        // Events are recorded right after the writes they describe.
+        let events = ["Scheduled", "Pulled", "Created", "Started"];
+        eventually("web's events", Duration::from_secs(10), || {
+            let described = ok(k, &m.server, &["describe", "pod", "web", "-n", &ns]);
+            events.iter().all(|e| described.contains(e)).then_some(())
+        });
 
         // Bigger than any Node: Pending, Unschedulable with kube-scheduler's
         // message, shown by describe.
@@ -256,10 +258,14 @@ async fn pods_are_scheduled_run_and_become_ready() {
             "{.status.conditions[?(@.type==\"PodScheduled\")].message}",
         );
         assert_eq!(text, message);
-        let described = ok(k, &m.server, &["describe", "pod", "huge", "-n", &ns]);
-        assert!(
-            described.contains("FailedScheduling") && described.contains(message),
-            "{described}"
+        eventually(
+            "huge's FailedScheduling event",
+            Duration::from_secs(10),
+            || {
+                let described = ok(k, &m.server, &["describe", "pod", "huge", "-n", &ns]);
+                (described.contains("FailedScheduling") && described.contains(message))
+                    .then_some(())
+            },
         );
         assert_eq!(
             jsonpath(k, &m, &ns, "pod/huge", "{.status.phase}"),
@@ -697,6 +703,16 @@ async fn services_get_endpoint_slices_and_load_balancer_addresses() {
         for ip in [&ip1, &ip2] {
             assert!(ip.starts_with("172.31.200."), "{ip}");
         }
+        // The service controller's Events follow the address.
+        eventually(
+            "lb1's EnsuredLoadBalancer event",
+            Duration::from_secs(10),
+            || {
+                let described = ok(k, &m.server, &["describe", "svc", "lb1", "-n", &ns]);
+                (described.contains("EnsuredLoadBalancer") && described.contains(&ip1))
+                    .then_some(())
+            },
+        );
         let ingress = get_json(k, &m.server, &["get", "svc", "lb1", "-n", &ns]);
         assert_eq!(
             ingress["status"]["loadBalancer"]["ingress"][0]["ipMode"],
