@@ -25,6 +25,7 @@ const SIM_FLAGS: &[&str] = &[
     "--sim-region=eu-test",
     "--sim-zones=zone-a,zone-b",
     "--sim-pod-ready-delay=200ms",
+    "--sim-job-duration=1s",
     "--sim-lb-range=172.31.200.0/29",
 ];
 
@@ -164,6 +165,12 @@ async fn nodes_are_registered_with_zones_capacity_and_heartbeats() {
                 ("Ready".into(), "True".into()),
             ]
         );
+        let leases = ok(k, &m.server, &["get", "leases", "-n", "kube-node-lease"]);
+        assert_eq!(
+            column(&leases, 1),
+            ["HOLDER", "sim-node-0", "sim-node-1", "sim-node-2"],
+            "{leases}"
+        );
         let described = ok(k, &m.server, &["describe", "node", "sim-node-0"]);
         assert!(
             described.contains("KubeletReady") && described.contains("10.89.0.2"),
@@ -221,10 +228,12 @@ async fn pods_are_scheduled_run_and_become_ready() {
             "docker.io/library/nginx:latest"
         );
         assert!(p["status"]["startTime"].is_string());
-        let described = ok(k, &m.server, &["describe", "pod", "web", "-n", &ns]);
-        for event in ["Scheduled", "Pulled", "Created", "Started"] {
-            assert!(described.contains(event), "no {event} event:\n{described}");
-        }
+        // Events are recorded right after the writes they describe.
+        let events = ["Scheduled", "Pulled", "Created", "Started"];
+        eventually("web's events", Duration::from_secs(10), || {
+            let described = ok(k, &m.server, &["describe", "pod", "web", "-n", &ns]);
+            events.iter().all(|e| described.contains(e)).then_some(())
+        });
 
         // Bigger than any Node: Pending, Unschedulable with kube-scheduler's
         // message, shown by describe.
@@ -249,10 +258,14 @@ async fn pods_are_scheduled_run_and_become_ready() {
             "{.status.conditions[?(@.type==\"PodScheduled\")].message}",
         );
         assert_eq!(text, message);
-        let described = ok(k, &m.server, &["describe", "pod", "huge", "-n", &ns]);
-        assert!(
-            described.contains("FailedScheduling") && described.contains(message),
-            "{described}"
+        eventually(
+            "huge's FailedScheduling event",
+            Duration::from_secs(10),
+            || {
+                let described = ok(k, &m.server, &["describe", "pod", "huge", "-n", &ns]);
+                (described.contains("FailedScheduling") && described.contains(message))
+                    .then_some(())
+            },
         );
         assert_eq!(
             jsonpath(k, &m, &ns, "pod/huge", "{.status.phase}"),
@@ -399,6 +412,94 @@ async fn pods_are_scheduled_run_and_become_ready() {
         });
         let table = ok(k, &m.server, &["get", "pod", "once", "-n", &ns]);
         assert_eq!(cell(&table, 1, 2), "Error", "{table}");
+
+        // The annotation on the Pod's controller counts too (a
+        // ReplicationController: no simulator controller manages it).
+        m.create(
+            k,
+            &ns,
+            &json!({
+                "apiVersion": "v1",
+                "kind": "ReplicationController",
+                "metadata": {"name": "legacy", "annotations": {"sim.skein.io/fail": "true"}},
+                "spec": {
+                    "replicas": 0,
+                    "selector": {"app": "legacy"},
+                    "template": {
+                        "metadata": {"labels": {"app": "legacy"}},
+                        "spec": {"containers": [{"name": "app", "image": "nginx"}]},
+                    },
+                },
+            }),
+        );
+        let uid = jsonpath(k, &m, &ns, "rc/legacy", "{.metadata.uid}");
+        let mut owned = pod("owned", None, None, &[]);
+        owned["metadata"]["ownerReferences"] = json!([{
+            "apiVersion": "v1", "kind": "ReplicationController", "name": "legacy",
+            "uid": uid, "controller": true, "blockOwnerDeletion": true,
+        }]);
+        m.create(k, &ns, &owned);
+        eventually("owned to crash-loop", Duration::from_secs(10), || {
+            let t = ok(k, &m.server, &["get", "pod", "owned", "-n", &ns]);
+            (cell(&t, 1, 2) == "CrashLoopBackOff").then_some(())
+        });
+        ok(k, &m.server, &["delete", "rc", "legacy", "-n", &ns]);
+
+        // A running Pod held by a finalizer is killed when deleted (Failed,
+        // exit code 137) and goes once the finalizer is removed.
+        let mut held = pod("held", None, None, &[]);
+        held["metadata"]["finalizers"] = json!(["example.com/hold"]);
+        m.create(k, &ns, &held);
+        ok(
+            k,
+            &m.server,
+            &[
+                "wait",
+                "--for=condition=Ready",
+                "pod/held",
+                "-n",
+                &ns,
+                "--timeout=20s",
+            ],
+        );
+        ok(
+            k,
+            &m.server,
+            &["delete", "pod", "held", "-n", &ns, "--wait=false"],
+        );
+        eventually("held to be killed", Duration::from_secs(10), || {
+            (jsonpath(k, &m, &ns, "pod/held", "{.status.phase}") == "Failed").then_some(())
+        });
+        assert_eq!(
+            jsonpath(
+                k,
+                &m,
+                &ns,
+                "pod/held",
+                "{.status.containerStatuses[0].state.terminated.exitCode}"
+            ),
+            "137"
+        );
+        ok(
+            k,
+            &m.server,
+            &[
+                "patch",
+                "pod",
+                "held",
+                "-n",
+                &ns,
+                "--type=json",
+                "-p",
+                r#"[{"op":"remove","path":"/metadata/finalizers"}]"#,
+            ],
+        );
+        eventually("held to go", Duration::from_secs(10), || {
+            (!kubectl(k, &m.server, &["get", "pod", "held", "-n", &ns])
+                .status
+                .success())
+            .then_some(())
+        });
 
         // Deleting completes.
         for name in ["web", "huge", "next", "lazy", "crash", "once"] {
@@ -602,6 +703,16 @@ async fn services_get_endpoint_slices_and_load_balancer_addresses() {
         for ip in [&ip1, &ip2] {
             assert!(ip.starts_with("172.31.200."), "{ip}");
         }
+        // The service controller's Events follow the address.
+        eventually(
+            "lb1's EnsuredLoadBalancer event",
+            Duration::from_secs(10),
+            || {
+                let described = ok(k, &m.server, &["describe", "svc", "lb1", "-n", &ns]);
+                (described.contains("EnsuredLoadBalancer") && described.contains(&ip1))
+                    .then_some(())
+            },
+        );
         let ingress = get_json(k, &m.server, &["get", "svc", "lb1", "-n", &ns]);
         assert_eq!(
             ingress["status"]["loadBalancer"]["ingress"][0]["ipMode"],
@@ -655,4 +766,155 @@ async fn without_the_simulator_there_are_no_nodes_and_pods_stay_pending() {
     assert_eq!(p["status"]["phase"], "Pending");
     assert!(p["status"].get("conditions").is_none(), "{p}");
     assert!(p["spec"].get("nodeName").is_none(), "{p}");
+}
+
+#[tokio::test]
+async fn a_restart_keeps_nodes_addresses_and_running_pods() {
+    let mut m = Member::start(SIM_FLAGS).await;
+    let k = kubectl_binaries().remove(0);
+    let k = k.as_path();
+    m.create(k, "default", &pod("keep", None, Some("sim-node-1"), &[]));
+    ok(
+        k,
+        &m.server,
+        &["wait", "--for=condition=Ready", "pod/keep", "--timeout=20s"],
+    );
+    ok(
+        k,
+        &m.server,
+        &["create", "service", "loadbalancer", "lb", "--tcp=80"],
+    );
+    let lb_ip = |m: &Member| {
+        eventually("lb's address", Duration::from_secs(10), || {
+            let ip = jsonpath(
+                k,
+                m,
+                "default",
+                "svc/lb",
+                "{.status.loadBalancer.ingress[0].ip}",
+            );
+            (!ip.is_empty()).then_some(ip)
+        })
+    };
+    let before = (
+        jsonpath(k, &m, "default", "node/sim-node-1", "{.metadata.uid}"),
+        jsonpath(k, &m, "default", "pod/keep", "{.status.podIP}"),
+        jsonpath(k, &m, "default", "pod/keep", "{.status.startTime}"),
+        lb_ip(&m),
+    );
+    m.server
+        .stop_with(nix::sys::signal::Signal::SIGTERM, Duration::from_secs(20))
+        .await;
+    // Fewer Nodes this time: the third goes, the others stay as they were.
+    let flags: Vec<&str> = SIM_FLAGS
+        .iter()
+        .map(|f| {
+            if *f == "--sim-nodes=3" {
+                "--sim-nodes=2"
+            } else {
+                f
+            }
+        })
+        .collect();
+    m.server = Server::start(&m.dir.path().join("data"), &flags).await;
+    let nodes = eventually("two nodes", Duration::from_secs(10), || {
+        let t = ok(k, &m.server, &["get", "nodes", "-o", "name"]);
+        (t.lines().count() == 2).then_some(t)
+    });
+    assert_eq!(nodes, "node/sim-node-0\nnode/sim-node-1\n");
+    let after = (
+        jsonpath(k, &m, "default", "node/sim-node-1", "{.metadata.uid}"),
+        jsonpath(k, &m, "default", "pod/keep", "{.status.podIP}"),
+        jsonpath(k, &m, "default", "pod/keep", "{.status.startTime}"),
+        lb_ip(&m),
+    );
+    assert_eq!(before, after);
+    let table = ok(k, &m.server, &["get", "pod", "keep"]);
+    assert_eq!(cell(&table, 1, 1), "1/1", "{table}");
+    // A new LoadBalancer does not get the address the first still holds.
+    ok(
+        k,
+        &m.server,
+        &["create", "service", "loadbalancer", "lb2", "--tcp=80"],
+    );
+    let second = eventually("lb2's address", Duration::from_secs(10), || {
+        let ip = jsonpath(
+            k,
+            &m,
+            "default",
+            "svc/lb2",
+            "{.status.loadBalancer.ingress[0].ip}",
+        );
+        (!ip.is_empty()).then_some(ip)
+    });
+    assert_ne!(second, after.3);
+}
+
+#[tokio::test]
+async fn job_pods_succeed_after_the_job_duration_or_fail() {
+    let m = Member::start(SIM_FLAGS).await;
+    let k = kubectl_binaries().remove(0);
+    let k = k.as_path();
+    // A Job managed elsewhere (`spec.managedBy`), so that no simulated Job
+    // controller acts on it: its Pods are made by hand here.
+    let job = |name: &str, fail: bool| {
+        let mut j = json!({
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": name},
+            "spec": {
+                "managedBy": "example.com/elsewhere",
+                "suspend": true,
+                "template": {"spec": {"restartPolicy": "Never",
+                    "containers": [{"name": "work", "image": "busybox"}]}},
+            },
+        });
+        if fail {
+            j["metadata"]["annotations"] = json!({"sim.skein.io/fail": "true"});
+        }
+        j
+    };
+    for (name, fail, status, phase) in [
+        ("works", false, "Completed", "Succeeded"),
+        ("breaks", true, "Error", "Failed"),
+    ] {
+        m.create(k, "default", &job(name, fail));
+        let uid = jsonpath(k, &m, "default", &format!("job/{name}"), "{.metadata.uid}");
+        let mut p = pod(&format!("{name}-pod"), None, None, &[]);
+        p["spec"]["restartPolicy"] = json!("Never");
+        p["metadata"]["ownerReferences"] = json!([{
+            "apiVersion": "batch/v1", "kind": "Job", "name": name, "uid": uid,
+            "controller": true, "blockOwnerDeletion": true,
+        }]);
+        m.create(k, "default", &p);
+        let pod_ref = format!("pod/{name}-pod");
+        eventually(
+            &format!("{name}-pod to finish"),
+            Duration::from_secs(10),
+            || (jsonpath(k, &m, "default", &pod_ref, "{.status.phase}") == phase).then_some(()),
+        );
+        let table = ok(k, &m.server, &["get", &pod_ref]);
+        assert_eq!(cell(&table, 1, 1), "0/1", "{table}");
+        assert_eq!(cell(&table, 1, 2), status, "{table}");
+        let code = jsonpath(
+            k,
+            &m,
+            "default",
+            &pod_ref,
+            "{.status.containerStatuses[0].state.terminated.exitCode}",
+        );
+        assert_eq!(code, if fail { "1" } else { "0" });
+    }
+    // The successful one ran for the Job duration (1 s) after it started.
+    let p = get_json(k, &m.server, &["get", "pod", "works-pod"]);
+    let t = &p["status"]["containerStatuses"][0]["state"]["terminated"];
+    let secs = |s: &Value| {
+        let s = s.as_str().unwrap_or_default();
+        let hms = s.get(11..19).unwrap_or_default();
+        hms.split(':')
+            .filter_map(|x| x.parse::<i64>().ok())
+            .fold(0, |acc, x| acc * 60 + x)
+    };
+    let ran = secs(&t["finishedAt"]) - secs(&t["startedAt"]);
+    assert!((1..=3).contains(&ran), "ran {ran}s: {t}");
 }

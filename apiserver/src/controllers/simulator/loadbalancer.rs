@@ -11,6 +11,9 @@
 //! - An address is released when its Service is deleted or stops being a
 //!   LoadBalancer (its ingress is then cleared, as upstream's service
 //!   controller does).
+//! - Each change is recorded as the service controller's Events
+//!   (`EnsuringLoadBalancer`/`EnsuredLoadBalancer`, `DeletingLoadBalancer`/
+//!   `DeletedLoadBalancer`).
 //! - One worker: the addresses handed out are tracked in memory, so two
 //!   Services never get the same one even before the cache shows it.
 
@@ -20,6 +23,7 @@ use std::net::Ipv4Addr;
 use serde_json::{Value, json};
 
 use super::Sim;
+use super::pods::events::{self, Source};
 use crate::controllers::informer::{Informer, Notice, ObjectKey};
 use crate::controllers::queue::WorkQueue;
 use crate::registry::{Target, object};
@@ -185,7 +189,38 @@ impl Allocator {
             .await;
         match result {
             Err(e) if e.reason() != "NotFound" => Err(e),
-            _ => Ok(()),
+            Err(_) => Ok(()),
+            Ok(mut written) => {
+                written["kind"] = json!("Service");
+                written["apiVersion"] = json!("v1");
+                let steps = match want {
+                    Some(_) => [
+                        ("EnsuringLoadBalancer", "Ensuring load balancer"),
+                        ("EnsuredLoadBalancer", "Ensured load balancer"),
+                    ],
+                    None => [
+                        ("DeletingLoadBalancer", "Deleting load balancer"),
+                        ("DeletedLoadBalancer", "Deleted load balancer"),
+                    ],
+                };
+                let now = time::OffsetDateTime::now_utc();
+                let recorded = steps
+                    .iter()
+                    .zip(0i64..)
+                    .map(|((reason, message), i)| {
+                        events::event(
+                            &written,
+                            "Normal",
+                            reason,
+                            message,
+                            Source::ServiceController,
+                            now + time::Duration::nanoseconds(i),
+                        )
+                    })
+                    .collect();
+                events::record(&self.sim, recorded).await;
+                Ok(())
+            }
         }
     }
 }

@@ -1,6 +1,10 @@
 //! Simulated Nodes: `--sim-nodes N` Nodes named `sim-node-0`…, registered
 //! at start as a kubelet registers (labels, capacity, addresses, node
-//! info, the four conditions), with heartbeats every [`HEARTBEAT`].
+//! info, the four conditions), with heartbeats every [`HEARTBEAT`]: the
+//! conditions' `lastHeartbeatTime` and the Node's Lease in
+//! `kube-node-lease` (upstream's kubelet renews its Lease every 10 s and
+//! its status every 5 minutes when nothing changed; one 40 s beat keeps the
+//! write load of many members low).
 //!
 //! Contract:
 //! - Idempotent across restarts: an existing simulated Node is updated
@@ -190,6 +194,41 @@ pub fn status(config: &SimConfig, index: u32, prev: Option<&Value>, now: OffsetD
     })
 }
 
+/// A MicroTime as Kubernetes writes it (`2026-01-02T03:04:05.123456Z`).
+pub fn micro_timestamp(t: OffsetDateTime) -> String {
+    let t = t.to_offset(time::UtcOffset::UTC);
+    format!(
+        "{}.{:06}Z",
+        timestamp(t).trim_end_matches('Z'),
+        t.microsecond()
+    )
+}
+
+/// The Lease in `kube-node-lease` by which Node `node` (uid `uid`)
+/// heartbeats at `now`, renewing `prev` (whose acquire time is kept).
+pub fn lease(node: &str, uid: &str, prev: Option<&Value>, now: OffsetDateTime) -> Value {
+    let renew = micro_timestamp(now);
+    let mut lease = prev.cloned().unwrap_or_else(|| {
+        json!({
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": node, "namespace": "kube-node-lease"},
+        })
+    });
+    lease["metadata"]["ownerReferences"] = json!([{
+        "apiVersion": "v1",
+        "kind": "Node",
+        "name": node,
+        "uid": uid,
+    }]);
+    lease["spec"] = json!({
+        "holderIdentity": node,
+        "leaseDurationSeconds": HEARTBEAT.as_secs(),
+        "renewTime": renew,
+    });
+    lease
+}
+
 /// Simulated Node `index` as its kubelet registers it at `now`.
 pub fn node(config: &SimConfig, index: u32, now: OffsetDateTime) -> Value {
     let cidr = pod_cidr(index);
@@ -245,10 +284,11 @@ async fn ensure(sim: &Sim, index: u32) -> Result<(), ApiError> {
         Ok(c) => c,
         Err(e) if e.reason() == "NotFound" => {
             let node = node(&sim.config, index, OffsetDateTime::now_utc());
-            match sim.registry.create(&res, "", node, &opts).await {
-                Err(e) if e.reason() != "AlreadyExists" => return Err(e),
-                _ => return Ok(()),
-            }
+            return match sim.registry.create(&res, "", node, &opts).await {
+                Ok(created) => renew_lease(sim, &name, object::uid(&created)).await,
+                Err(e) if e.reason() == "AlreadyExists" => Ok(()),
+                Err(e) => Err(e),
+            };
         }
         Err(e) => return Err(e),
     };
@@ -271,7 +311,32 @@ async fn ensure(sim: &Sim, index: u32) -> Result<(), ApiError> {
             Ok(next)
         })
         .await?;
-    Ok(())
+    renew_lease(sim, &name, object::uid(&current)).await
+}
+
+/// Creates or renews Node `name`'s Lease.
+async fn renew_lease(sim: &Sim, name: &str, uid: &str) -> Result<(), ApiError> {
+    let res = Sim::resource("coordination.k8s.io", "v1", "leases")?;
+    let opts = Sim::opts(MANAGER);
+    let ns = "kube-node-lease";
+    let result = sim
+        .registry
+        .update_with(&res, ns, name, Target::Main, &opts, |cur| {
+            let mut next = lease(name, uid, Some(cur), OffsetDateTime::now_utc());
+            object::set_meta(&mut next, "resourceVersion", None);
+            Ok(next)
+        })
+        .await;
+    match result {
+        Err(e) if e.reason() == "NotFound" => {
+            let fresh = lease(name, uid, None, OffsetDateTime::now_utc());
+            match sim.registry.create(&res, ns, fresh, &opts).await {
+                Err(e) if e.reason() != "AlreadyExists" => Err(e),
+                _ => Ok(()),
+            }
+        }
+        other => other.map(|_| ()),
+    }
 }
 
 /// Deletes simulated Nodes numbered `--sim-nodes` and above.
@@ -385,6 +450,18 @@ mod tests {
         assert_eq!(ready["reason"], "KubeletReady");
         assert_eq!(ready["lastHeartbeatTime"], "2026-01-01T00:00:40Z");
         assert_eq!(ready["lastTransitionTime"], "2026-01-01T00:00:00Z");
+    }
+
+    #[test]
+    fn leases_renew_and_point_at_their_node() {
+        let now = at("2026-01-01T00:00:00.250Z");
+        let l = lease("sim-node-0", "u0", None, now);
+        assert_eq!(l["metadata"]["namespace"], "kube-node-lease");
+        assert_eq!(l["spec"]["renewTime"], "2026-01-01T00:00:00.250000Z");
+        assert_eq!(l["spec"]["holderIdentity"], "sim-node-0");
+        assert_eq!(l["metadata"]["ownerReferences"][0]["uid"], "u0");
+        let later = lease("sim-node-0", "u0", Some(&l), at("2026-01-01T00:00:40Z"));
+        assert_eq!(later["spec"]["renewTime"], "2026-01-01T00:00:40.000000Z");
     }
 
     #[test]

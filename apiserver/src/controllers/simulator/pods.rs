@@ -4,15 +4,21 @@
 //! deletes Pods being deleted once no finalizer holds them.
 //!
 //! Contract:
-//! - Only Pods whose `spec.nodeName` is a simulated Node are touched.
+//! - Only Pods whose `spec.nodeName` is a simulated Node are run; of the
+//!   others, only a Pod being deleted that no finalizer holds (deleted at
+//!   once) and a Pod bound to a Node that does not exist (below) are
+//!   touched.
 //! - Each Pod has at most one pending transition: the work queue keeps
 //!   one timer per Pod (`add_after`), and every write re-decides from the
 //!   stored Pod (a stale cache never writes an older state).
 //! - The simulation annotations are read from the Pod, then from its
 //!   controller (ReplicaSet, StatefulSet, DaemonSet, Job,
 //!   ReplicationController).
+//! - A Pod bound to a Node that does not exist is deleted after
+//!   [`lifecycle::ORPHAN_QUARANTINE`] (upstream's PodGC).
 //! - Pod IPs come from the Node's Pod CIDR (`.2` up), unique among the
 //!   Node's live Pods; a finished or deleted Pod's address is free again.
+//!   A `hostNetwork` Pod has its Node's InternalIP.
 
 pub mod events;
 pub mod lifecycle;
@@ -138,10 +144,12 @@ struct Kubelet {
     pods: Informer,
     nodes: Informer,
     owners: HashMap<&'static str, Informer>,
-    /// When this process started each Pod (uid), precisely.
-    started: HashMap<String, OffsetDateTime>,
+    /// When this process started each Pod: key → (uid, instant).
+    started: HashMap<ObjectKey, (String, OffsetDateTime)>,
     /// Addresses handed out: Pod key → (uid, Node, address).
     ips: HashMap<ObjectKey, (String, String, Ipv4Addr)>,
+    /// Pods bound to a Node that does not exist: key → (uid, since).
+    missing: HashMap<ObjectKey, (String, std::time::Instant)>,
 }
 
 impl Kubelet {
@@ -221,12 +229,14 @@ impl Kubelet {
     async fn sync(&mut self, key: &ObjectKey) -> Result<Option<std::time::Duration>, ApiError> {
         let Some(pod) = self.pods.get(key) else {
             self.ips.remove(key);
+            self.missing.remove(key);
+            self.started.remove(key);
             return Ok(None);
         };
         let uid = object::uid(&pod).to_owned();
         if matches!(template::phase(&pod), "Succeeded" | "Failed") {
             self.ips.remove(key);
-            self.started.remove(&uid);
+            self.started.remove(key);
         }
         let node_name = pod
             .pointer("/spec/nodeName")
@@ -235,6 +245,26 @@ impl Kubelet {
         let node = self.nodes.get(&ObjectKey::new("", node_name));
         let on_simulated_node = node.as_deref().is_some_and(nodes::is_simulated);
         let res = Sim::resource("", "v1", "pods")?;
+        if node.is_none() && !node_name.is_empty() {
+            // Bound to a Node that does not exist: PodGC's business.
+            let since = self
+                .missing
+                .entry(key.clone())
+                .or_insert_with(|| (uid.clone(), std::time::Instant::now()));
+            if since.0 != uid {
+                *since = (uid.clone(), std::time::Instant::now());
+            }
+            return match lifecycle::orphaned(since.1.elapsed()) {
+                Step::Wait(d) => Ok(Some(d)),
+                _ => {
+                    tracing::info!(pod = %key, node = node_name, "deleting a pod whose node is gone");
+                    self.missing.remove(key);
+                    self.delete(key, &uid).await?;
+                    Ok(None)
+                }
+            };
+        }
+        self.missing.remove(key);
         if !on_simulated_node {
             // No kubelet runs it; only a deletion can still complete.
             if object::is_deleting(&pod) && object::finalizers(&pod).is_empty() {
@@ -243,7 +273,11 @@ impl Kubelet {
             return Ok(None);
         }
         let Some(node) = node else { return Ok(None) };
-        let pod_ip = if template::phase(&pod) == "Pending" || template::phase(&pod).is_empty() {
+        let host_network = pod.pointer("/spec/hostNetwork").and_then(Value::as_bool) == Some(true);
+        let pod_ip = if host_network {
+            // A host-network Pod has its Node's address.
+            host_ip(&node)
+        } else if template::phase(&pod) == "Pending" || template::phase(&pod).is_empty() {
             match self.ip_for(key, &pod, &node) {
                 Some(ip) => ip,
                 None => {
@@ -263,8 +297,9 @@ impl Kubelet {
                 .is_some_and(|r| r.get("kind").and_then(Value::as_str) == Some("Job")),
             started: self
                 .started
-                .get(&uid)
-                .copied()
+                .get(key)
+                .filter(|(u, _)| *u == uid)
+                .map(|(_, t)| *t)
                 .or_else(|| lifecycle::start_time(&pod)),
             ready_delay: self.sim.config.pod_ready_delay,
             job_duration: self.sim.config.job_duration,
@@ -302,7 +337,7 @@ impl Kubelet {
                 match result {
                     Ok(written) => {
                         if starting {
-                            self.started.insert(uid, now);
+                            self.started.insert(key.clone(), (uid, now));
                         }
                         let restarts = |p: &Value| {
                             p.pointer("/status/containerStatuses/0/restartCount")
@@ -382,7 +417,15 @@ async fn feed(pods: Informer, nodes: Informer, queue: WorkQueue<ObjectKey>) {
                     }
                 }
                 Some(Notice::Resync) => all(&queue),
-                Some(Notice::Deleted(_)) => {}
+                Some(Notice::Deleted(n)) => {
+                    // Its Pods are orphans now (unless it comes back).
+                    let name = object::name(&n).to_owned();
+                    for p in pods.list(|p| {
+                        p.pointer("/spec/nodeName").and_then(Value::as_str) == Some(name.as_str())
+                    }) {
+                        queue.add(ObjectKey::of(&p));
+                    }
+                }
                 None => return,
             },
         }
@@ -427,6 +470,7 @@ pub async fn run(sim: Sim) {
         owners: HashMap::new(),
         started: HashMap::new(),
         ips: HashMap::new(),
+        missing: HashMap::new(),
     };
     loop {
         let item = queue.next().await;

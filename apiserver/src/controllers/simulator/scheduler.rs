@@ -55,20 +55,6 @@ pub fn needs_scheduling(pod: &Value) -> bool {
         && !matches!(template::phase(pod), "Succeeded" | "Failed")
 }
 
-/// Whether `node` takes new Pods: its `Ready` condition is True (Nodes
-/// without a kubelet never are, as upstream's not-ready taint keeps Pods
-/// off them).
-pub fn is_node_ready(node: &Value) -> bool {
-    node.pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .is_some_and(|cs| {
-            cs.iter().any(|c| {
-                c.get("type").and_then(Value::as_str) == Some("Ready")
-                    && c.get("status").and_then(Value::as_str) == Some("True")
-            })
-        })
-}
-
 /// `pod` with the Unschedulable `PodScheduled` condition, or `None` when it
 /// already says `message`.
 pub fn unschedulable(pod: &Value, message: &str, now: OffsetDateTime) -> Option<Value> {
@@ -141,7 +127,7 @@ impl Scheduler {
             return Ok(());
         }
         let usage = self.usage();
-        let nodes: Vec<Arc<Value>> = self.nodes.list(is_node_ready);
+        let nodes: Vec<Arc<Value>> = self.nodes.list(|_| true);
         let refs: Vec<&Value> = nodes.iter().map(AsRef::as_ref).collect();
         let res = Sim::resource("", "v1", "pods")?;
         let opts = Sim::opts(MANAGER);

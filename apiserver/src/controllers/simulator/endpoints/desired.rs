@@ -13,6 +13,10 @@ use crate::registry::object;
 /// controller owns.
 pub const MANAGED_BY: &str = "endpointslice-controller.k8s.io";
 
+/// How many endpoints one slice holds at most (kube-controller-manager's
+/// `--max-endpoints-per-slice` default).
+pub const MAX_ENDPOINTS_PER_SLICE: usize = 100;
+
 /// The label naming a slice's Service.
 pub const SERVICE_NAME: &str = "kubernetes.io/service-name";
 
@@ -152,8 +156,9 @@ pub fn endpoint(service: &Value, pod: &Value, zones: &HashMap<String, String>) -
     e
 }
 
-/// The slices `service` should have: one per distinct port set of its
-/// Pods, each with its endpoints in Pod name order; a Service without
+/// The slices `service` should have: per distinct port set of its Pods,
+/// its endpoints in Pod name order, [`MAX_ENDPOINTS_PER_SLICE`] a slice; a
+/// Service without
 /// endpoints gets one empty slice (upstream's placeholder).
 pub fn slices(
     service: &Value,
@@ -176,13 +181,15 @@ pub fn slices(
     if groups.is_empty() {
         return vec![(Vec::new(), Vec::new())];
     }
-    groups
-        .into_values()
-        .map(|(p, mut eps)| {
-            eps.sort_by(|a, b| a.0.cmp(&b.0));
-            (p, eps.into_iter().map(|(_, e)| e).collect())
-        })
-        .collect()
+    let mut out = Vec::new();
+    for (p, mut eps) in groups.into_values() {
+        eps.sort_by(|a, b| a.0.cmp(&b.0));
+        let eps: Vec<Value> = eps.into_iter().map(|(_, e)| e).collect();
+        for chunk in eps.chunks(MAX_ENDPOINTS_PER_SLICE) {
+            out.push((p.clone(), chunk.to_vec()));
+        }
+    }
+    out
 }
 
 /// The labels of `service`'s endpoints: its own, plus the headless mark.
@@ -407,6 +414,26 @@ mod tests {
         let s = slice(&service(), &[], &[], None);
         assert!(s.get("ports").is_none());
         assert_eq!(s["endpoints"], json!([]));
+    }
+
+    #[test]
+    fn slices_hold_at_most_a_hundred_endpoints() {
+        let pods: Vec<Value> = (0..250)
+            .map(|i| {
+                pod(
+                    &format!("p{i:03}"),
+                    &format!("10.244.{}.{}", i / 200, i % 200 + 2),
+                    true,
+                    Some(80),
+                )
+            })
+            .collect();
+        let refs: Vec<&Value> = pods.iter().collect();
+        let sizes: Vec<usize> = slices(&service(), &refs, &HashMap::new())
+            .iter()
+            .map(|(_, e)| e.len())
+            .collect();
+        assert_eq!(sizes, [100, 100, 50]);
     }
 
     #[test]

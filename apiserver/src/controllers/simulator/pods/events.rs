@@ -12,17 +12,22 @@ use crate::controllers::simulator::Sim;
 use crate::controllers::simulator::nodes::timestamp;
 use crate::registry::object;
 
-/// Who records an event: kube-scheduler, or the kubelet of a Node.
+/// Who records an event: kube-scheduler, the kubelet of a Node, or the
+/// cloud service controller.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source<'a> {
     /// `default-scheduler`.
     Scheduler,
     /// `kubelet` on the named Node.
     Kubelet(&'a str),
+    /// `service-controller` (load balancers).
+    ServiceController,
 }
 
-/// A core/v1 Event about `pod` (`type_` `Normal` or `Warning`), named as
-/// client-go's recorder names them (`<pod>.<nanoseconds in hex>`).
+/// A core/v1 Event about `pod` (or any object: its `kind` and
+/// `apiVersion` are used when present; `type_` `Normal` or `Warning`),
+/// named as client-go's recorder names them (`<name>.<nanoseconds in
+/// hex>`).
 pub fn event(
     pod: &Value,
     type_: &str,
@@ -35,7 +40,13 @@ pub fn event(
     let (component, host) = match source {
         Source::Scheduler => ("default-scheduler", None),
         Source::Kubelet(node) => ("kubelet", Some(node)),
+        Source::ServiceController => ("service-controller", None),
     };
+    let kind = pod.get("kind").and_then(Value::as_str).unwrap_or("Pod");
+    let api_version = pod
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("v1");
     let mut src = json!({"component": component});
     if let Some(h) = host {
         src["host"] = json!(h);
@@ -48,8 +59,8 @@ pub fn event(
             "namespace": object::namespace(pod),
         },
         "involvedObject": {
-            "apiVersion": "v1",
-            "kind": "Pod",
+            "apiVersion": api_version,
+            "kind": kind,
             "name": object::name(pod),
             "namespace": object::namespace(pod),
             "uid": object::uid(pod),

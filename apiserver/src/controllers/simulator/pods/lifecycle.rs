@@ -14,8 +14,10 @@
 //! - Job-owned without fail: Ready at t0 + ready delay (when that is before
 //!   the end), Succeeded at t0 + job duration (exit code 0, `Completed`).
 //!
-//! A Pod being deleted is deleted once no finalizer holds it; a finished
-//! Pod (Succeeded, Failed) never changes again.
+//! A Pod being deleted is deleted once no finalizer holds it; while one
+//! does, its containers are killed (exit code 137) and it is Failed, as the
+//! kubelet gives deleted Pods a terminal phase. A finished Pod (Succeeded,
+//! Failed) never changes again.
 
 use std::time::Duration;
 
@@ -239,6 +241,41 @@ fn names(pod: &Value) -> String {
         .join(" ")
 }
 
+/// Why the Pod's readiness gates hold it back (kubelet's message for the
+/// first gate whose condition is missing or not True), if they do.
+pub fn unready_gate(pod: &Value) -> Option<String> {
+    let gates = pod
+        .pointer("/spec/readinessGates")
+        .and_then(Value::as_array)?;
+    gates.iter().find_map(|g| {
+        let t = g.get("conditionType").and_then(Value::as_str)?;
+        match template::condition(pod, t) {
+            None => Some(format!(
+                "corresponding condition of pod readiness gate {t:?} does not exist."
+            )),
+            Some(c) => {
+                let status = c.get("status").and_then(Value::as_str).unwrap_or_default();
+                (status != "True").then(|| {
+                    format!("the status of pod readiness gate {t:?} is not \"True\", but {status}")
+                })
+            }
+        }
+    })
+}
+
+/// How long a Pod may stay bound to a Node that does not exist before it
+/// is deleted (upstream PodGC's quarantine).
+pub const ORPHAN_QUARANTINE: Duration = Duration::from_secs(40);
+
+/// What happens to a Pod whose Node has been missing for `missing_for`:
+/// deleted after [`ORPHAN_QUARANTINE`], as upstream's PodGC does.
+pub fn orphaned(missing_for: Duration) -> Step {
+    match ORPHAN_QUARANTINE.checked_sub(missing_for) {
+        Some(left) if !left.is_zero() => Step::Wait(left),
+        _ => Step::Delete,
+    }
+}
+
 /// Sets the kubelet's conditions on `status` (in the kubelet's order,
 /// after any it does not own), keeping transition times of unchanged ones.
 fn conditions(pod: &mut Value, sandbox: bool, ready: bool, completed: bool, now: OffsetDateTime) {
@@ -267,8 +304,18 @@ fn conditions(pod: &mut Value, sandbox: bool, ready: bool, completed: bool, now:
         None,
         now,
     );
-    set_condition(pod, "Ready", flag(ready), reason, message, now);
     set_condition(pod, "ContainersReady", flag(ready), reason, message, now);
+    match (ready, unready_gate(pod)) {
+        (true, Some(why)) => set_condition(
+            pod,
+            "Ready",
+            "False",
+            Some("ReadinessGatesNotReady"),
+            Some(&why),
+            now,
+        ),
+        _ => set_condition(pod, "Ready", flag(ready), reason, message, now),
+    }
     set_condition(pod, "PodScheduled", "True", None, None, now);
     // The kubelet's order: PodReadyToStartContainers, Initialized, Ready,
     // ContainersReady, PodScheduled; others (readiness gates) first.
@@ -361,13 +408,28 @@ pub fn ready(pod: &Value, now: OffsetDateTime) -> Value {
 /// `pod` finished at `now`: Succeeded (exit code 0, `Completed`) or Failed
 /// (exit code 1, `Error`).
 pub fn finished(pod: &Value, succeeded: bool, now: OffsetDateTime) -> Value {
-    let at = timestamp(now);
-    let mut next = pod.clone();
-    let (code, reason) = if succeeded {
+    let exit = if succeeded {
         (0, "Completed")
     } else {
         (1, "Error")
     };
+    terminal(pod, exit, now)
+}
+
+/// `pod` killed at `now` because it is being deleted: its containers end
+/// with exit code 137 and the Pod is Failed (the kubelet gives a deleted
+/// Pod a terminal phase).
+pub fn killed(pod: &Value, now: OffsetDateTime) -> Value {
+    terminal(pod, (137, "Error"), now)
+}
+
+/// `pod` with every container terminated with `exit` (code, reason) at
+/// `now`, Succeeded when the code is 0, else Failed.
+fn terminal(pod: &Value, exit: (i32, &str), now: OffsetDateTime) -> Value {
+    let at = timestamp(now);
+    let mut next = pod.clone();
+    let (code, reason) = exit;
+    let succeeded = code == 0;
     each_container(&mut next, |c| {
         let id = c
             .get("containerID")
@@ -460,6 +522,10 @@ pub fn step(pod: &Value, facts: &Facts, now: OffsetDateTime) -> Step {
     if object::is_deleting(pod) {
         return if object::finalizers(pod).is_empty() {
             Step::Delete
+        } else if start_time(pod).is_some()
+            && !matches!(template::phase(pod), "Succeeded" | "Failed")
+        {
+            Step::Write(killed(pod, now))
         } else {
             Step::Idle
         };
@@ -511,7 +577,15 @@ pub fn step(pod: &Value, facts: &Facts, now: OffsetDateTime) -> Step {
         None
     } else {
         match due(facts.ready_delay) {
-            None => return Step::Write(ready(pod, now)),
+            None => {
+                // Readiness gates may still hold it back: then nothing
+                // changes until a gate's condition does.
+                let next = ready(pod, now);
+                if next != *pod {
+                    return Step::Write(next);
+                }
+                None
+            }
             Some(w) => Some(w),
         }
     };
@@ -692,12 +766,66 @@ mod tests {
     }
 
     #[test]
+    fn readiness_gates_hold_ready_back() {
+        let mut p = pod();
+        p["spec"]["readinessGates"] = json!([{"conditionType": "example.com/lb"}]);
+        let out = run(p, facts(), 0, 100);
+        let last = &out.last().expect("written").1;
+        let r = template::condition(last, "Ready").expect("ready");
+        assert_eq!(r["status"], "False");
+        assert_eq!(r["reason"], "ReadinessGatesNotReady");
+        assert_eq!(
+            r["message"],
+            "corresponding condition of pod readiness gate \"example.com/lb\" does not exist."
+        );
+        let cr = template::condition(last, "ContainersReady").expect("containers ready");
+        assert_eq!(cr["status"], "True");
+        let mut gated = last.clone();
+        set_condition(&mut gated, "example.com/lb", "True", None, None, at(3));
+        let f = Facts {
+            started: Some(at(0)),
+            ..facts()
+        };
+        let Step::Write(next) = step(&gated, &f, at(4)) else {
+            panic!("the gate opening makes the Pod Ready");
+        };
+        assert!(template::is_ready(&next));
+    }
+
+    #[test]
+    fn orphans_go_after_the_quarantine() {
+        assert_eq!(
+            orphaned(Duration::from_secs(10)),
+            Step::Wait(Duration::from_secs(30))
+        );
+        assert_eq!(orphaned(Duration::from_secs(40)), Step::Delete);
+        assert_eq!(orphaned(Duration::from_secs(400)), Step::Delete);
+    }
+
+    #[test]
     fn deleting_pods_go_unless_held() {
         let mut p = pod();
         p["metadata"]["deletionTimestamp"] = json!("2027-01-15T08:00:00Z");
         assert_eq!(step(&p, &facts(), at(0)), Step::Delete);
         p["metadata"]["finalizers"] = json!(["example.com/hold"]);
-        assert_eq!(step(&p, &facts(), at(0)), Step::Idle);
+        assert_eq!(step(&p, &facts(), at(0)), Step::Idle, "never started");
+        // A running Pod held by a finalizer is killed: Failed, exit 137.
+        let mut running = run(pod(), facts(), 0, 10).last().expect("ran").1.clone();
+        running["metadata"]["deletionTimestamp"] = json!("2027-01-15T08:00:00Z");
+        running["metadata"]["finalizers"] = json!(["example.com/hold"]);
+        let f = Facts {
+            started: Some(at(0)),
+            ..facts()
+        };
+        let Step::Write(dead) = step(&running, &f, at(20)) else {
+            panic!("a deleted running Pod is killed");
+        };
+        assert_eq!(dead["status"]["phase"], "Failed");
+        assert_eq!(
+            dead["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"],
+            137
+        );
+        assert_eq!(step(&dead, &f, at(21)), Step::Idle);
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Where a Pod fits: kube-scheduler's default filters that matter without
 //! volumes — NodeUnschedulable, TaintToleration, NodeAffinity (nodeSelector
 //! and required node affinity, `matchFields` on `metadata.name` included)
-//! and NodeResourcesFit (requests and the Pod limit) — then the feasible
+//! and NodeResourcesFit (requests and the Pod limit); a Node that is not
+//! Ready carries the `node.kubernetes.io/not-ready:NoSchedule` taint, as
+//! upstream's node lifecycle controller puts it there — then the feasible
 //! Node with the most room (least allocated; ties by fewest Pods, then
 //! name). When nothing fits, kube-scheduler's FitError message, preemption
 //! included (every Pod has the same priority, so there are no victims).
@@ -212,17 +214,48 @@ fn tolerates(toleration: &Value, taint: &Value) -> bool {
     }
 }
 
+/// Whether `node`'s `Ready` condition is True.
+pub fn is_node_ready(node: &Value) -> bool {
+    node.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|cs| {
+            cs.iter().any(|c| {
+                c.get("type").and_then(Value::as_str) == Some("Ready")
+                    && c.get("status").and_then(Value::as_str) == Some("True")
+            })
+        })
+}
+
+/// `node`'s taints, with the `node.kubernetes.io/not-ready:NoSchedule`
+/// taint upstream's node lifecycle controller puts on a Node that is not
+/// Ready (a Node without a kubelet never is).
+fn taints(node: &Value) -> Vec<Value> {
+    let mut taints = node
+        .pointer("/spec/taints")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let not_ready = "node.kubernetes.io/not-ready";
+    if !is_node_ready(node)
+        && !taints
+            .iter()
+            .any(|t| t.get("key").and_then(Value::as_str) == Some(not_ready))
+    {
+        taints.push(serde_json::json!({"key": not_ready, "effect": "NoSchedule"}));
+    }
+    taints
+}
+
 /// The first NoSchedule/NoExecute taint of `node` that `pod` does not
 /// tolerate.
-fn untolerated_taint<'a>(pod: &Value, node: &'a Value) -> Option<&'a Value> {
+fn untolerated_taint(pod: &Value, node: &Value) -> Option<Value> {
     let tolerations = pod
         .pointer("/spec/tolerations")
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    node.pointer("/spec/taints")
-        .and_then(Value::as_array)?
-        .iter()
+    taints(node)
+        .into_iter()
         .filter(|t| {
             matches!(
                 t.get("effect").and_then(Value::as_str),
@@ -453,7 +486,10 @@ mod tests {
     fn node(name: &str, cpu: &str, pods: u32) -> Value {
         json!({
             "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "zone": "z1"}},
-            "status": {"allocatable": {"cpu": cpu, "memory": "32Gi", "pods": pods.to_string()}},
+            "status": {
+                "allocatable": {"cpu": cpu, "memory": "32Gi", "pods": pods.to_string()},
+                "conditions": [{"type": "Ready", "status": "True"}],
+            },
         })
     }
 
@@ -582,6 +618,21 @@ mod tests {
         assert_eq!(fit(&q, &refs, &none), Ok("b".to_owned()));
         q["spec"]["nodeSelector"] = json!({"zone": "nowhere"});
         assert!(fit(&q, &refs, &none).is_err());
+    }
+
+    #[test]
+    fn nodes_that_are_not_ready_repel_pods() {
+        let mut down = node("a", "8", 110);
+        down["status"]["conditions"] = json!([]);
+        let refs = [&down];
+        let err = fit(&pod("1"), &refs, &HashMap::new()).expect_err("not ready");
+        assert_eq!(
+            err.message,
+            "0/1 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+        );
+        let mut tolerant = pod("1");
+        tolerant["spec"]["tolerations"] = json!([{"operator": "Exists"}]);
+        assert_eq!(fit(&tolerant, &refs, &HashMap::new()), Ok("a".to_owned()));
     }
 
     #[test]
