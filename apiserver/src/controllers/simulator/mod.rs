@@ -11,6 +11,8 @@
 //! user; it is off unless `--simulate-workloads` is given. Decisions are
 //! pure functions (time passed in); the controllers around them are thin.
 
+pub mod deployment;
+pub mod replicaset;
 pub mod template;
 
 use std::collections::HashMap;
@@ -89,5 +91,7 @@ impl Sim {
 /// Starts every simulator controller; they run until the runtime shuts
 /// down.
 pub fn spawn_all(registry: &Registry, config: &SimConfig) {
-    let _sim = Sim::new(registry, config);
+    let sim = Sim::new(registry, config);
+    tokio::spawn(replicaset::run(sim.clone()));
+    tokio::spawn(deployment::run(sim.clone()));
 }
