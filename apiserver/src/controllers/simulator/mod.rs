@@ -12,7 +12,10 @@
 //! pure functions (time passed in); the controllers around them are thin.
 
 pub mod deployment;
+pub mod nodes;
+pub mod pods;
 pub mod replicaset;
+pub mod scheduler;
 pub mod template;
 
 use std::collections::HashMap;
@@ -23,6 +26,9 @@ use crate::controllers::informer::Informer;
 use crate::registry::{Registry, ResourceInfo, WriteOptions, resource};
 use crate::status::ApiError;
 
+/// The shared informers by (group, version, plural).
+type Informers = HashMap<(String, String, String), Informer>;
+
 /// What every simulator controller shares: the registry, the flags, and
 /// one informer per resource (created on first use, shared by all).
 #[derive(Clone)]
@@ -31,7 +37,7 @@ pub struct Sim {
     pub registry: Registry,
     /// The `--sim-*` flags.
     pub config: Arc<SimConfig>,
-    informers: Arc<Mutex<HashMap<(String, String, String), Informer>>>,
+    informers: Arc<Mutex<Informers>>,
 }
 
 impl Sim {
@@ -92,6 +98,9 @@ impl Sim {
 /// down.
 pub fn spawn_all(registry: &Registry, config: &SimConfig) {
     let sim = Sim::new(registry, config);
+    tokio::spawn(nodes::run(sim.clone()));
+    tokio::spawn(scheduler::run(sim.clone()));
+    tokio::spawn(pods::run(sim.clone()));
     tokio::spawn(replicaset::run(sim.clone()));
     tokio::spawn(deployment::run(sim.clone()));
 }
