@@ -111,9 +111,21 @@ impl Member {
 
     /// `kubectl rollout status` until it reports success.
     fn rolled_out(&self, k: &Path, ns: &str, deploy: &str) {
-        let out = self.ok(k, &["rollout", "status", &format!("deploy/{deploy}"), "-n", ns, "--timeout=30s"]);
+        let out = self.ok(
+            k,
+            &[
+                "rollout",
+                "status",
+                &format!("deploy/{deploy}"),
+                "-n",
+                ns,
+                "--timeout=30s",
+            ],
+        );
         assert!(
-            out.ends_with(&format!("deployment \"{deploy}\" successfully rolled out\n")),
+            out.ends_with(&format!(
+                "deployment \"{deploy}\" successfully rolled out\n"
+            )),
             "{out}"
         );
     }
@@ -172,7 +184,18 @@ async fn rollouts_revisions_undo_and_scale() {
     for (i, k) in m.kubectls.iter().enumerate() {
         let ns = format!("roll{i}");
         m.namespace(k, &ns);
-        let out = m.ok(k, &["create", "deployment", "web", "--image=nginx", "--replicas=3", "-n", &ns]);
+        let out = m.ok(
+            k,
+            &[
+                "create",
+                "deployment",
+                "web",
+                "--image=nginx",
+                "--replicas=3",
+                "-n",
+                &ns,
+            ],
+        );
         assert_eq!(out, "deployment.apps/web created\n");
         m.rolled_out(k, &ns, "web");
 
@@ -182,24 +205,41 @@ async fn rollouts_revisions_undo_and_scale() {
         let sets = m.replica_sets(k, &ns, "web");
         assert_eq!(sets.len(), 1, "{sets:?}");
         let first = &sets[0];
-        let hash = first["metadata"]["labels"]["pod-template-hash"].as_str().unwrap_or("");
+        let hash = first["metadata"]["labels"]["pod-template-hash"]
+            .as_str()
+            .unwrap_or("");
         assert!(!hash.is_empty(), "{first}");
         assert_eq!(name(first), format!("web-{hash}"));
-        assert_eq!(first["spec"]["selector"]["matchLabels"]["pod-template-hash"], hash);
+        assert_eq!(
+            first["spec"]["selector"]["matchLabels"]["pod-template-hash"],
+            hash
+        );
         let owner = &first["metadata"]["ownerReferences"][0];
-        assert_eq!((owner["kind"].as_str(), owner["name"].as_str()), (Some("Deployment"), Some("web")));
+        assert_eq!(
+            (owner["kind"].as_str(), owner["name"].as_str()),
+            (Some("Deployment"), Some("web"))
+        );
         assert_eq!(owner["uid"], d["metadata"]["uid"]);
         assert_eq!(owner["controller"], true);
         assert_eq!(annotation(first, "deployment.kubernetes.io/revision"), "1");
-        assert_eq!(annotation(first, "deployment.kubernetes.io/desired-replicas"), "3");
-        assert_eq!(annotation(first, "deployment.kubernetes.io/max-replicas"), "4");
+        assert_eq!(
+            annotation(first, "deployment.kubernetes.io/desired-replicas"),
+            "3"
+        );
+        assert_eq!(
+            annotation(first, "deployment.kubernetes.io/max-replicas"),
+            "4"
+        );
         let pods = m.json(k, &["get", "pods", "-n", &ns, "-l", "app=web"]);
         let pods = pods["items"].as_array().cloned().unwrap_or_default();
         assert_eq!(pods.len(), 3);
         for p in &pods {
             assert_eq!(p["metadata"]["labels"]["pod-template-hash"], hash);
             assert_eq!(p["metadata"]["ownerReferences"][0]["kind"], "ReplicaSet");
-            assert_eq!(p["metadata"]["ownerReferences"][0]["uid"], first["metadata"]["uid"]);
+            assert_eq!(
+                p["metadata"]["ownerReferences"][0]["uid"],
+                first["metadata"]["uid"]
+            );
             assert!(name(p).starts_with(&format!("web-{hash}-")), "{}", name(p));
         }
         let table = m.ok(k, &["get", "rs", "-n", &ns]);
@@ -211,7 +251,10 @@ async fn rollouts_revisions_undo_and_scale() {
         assert_eq!(d["status"]["updatedReplicas"], 3);
         assert_eq!(d["status"]["readyReplicas"], 3);
         assert_eq!(d["status"]["availableReplicas"], 3);
-        assert_eq!(d["status"]["observedGeneration"], d["metadata"]["generation"]);
+        assert_eq!(
+            d["status"]["observedGeneration"],
+            d["metadata"]["generation"]
+        );
         let available = condition(&d, "Available");
         assert_eq!(available["status"], "True");
         assert_eq!(available["reason"], "MinimumReplicasAvailable");
@@ -220,20 +263,35 @@ async fn rollouts_revisions_undo_and_scale() {
         assert_eq!(progressing["reason"], "NewReplicaSetAvailable");
         assert_eq!(
             progressing["message"],
-            format!("ReplicaSet \"{}\" has successfully progressed.", name(first))
+            format!(
+                "ReplicaSet \"{}\" has successfully progressed.",
+                name(first)
+            )
         );
         assert_eq!(annotation(&d, "deployment.kubernetes.io/revision"), "1");
 
         // set image: a second ReplicaSet at revision 2; the first at 0.
-        m.ok(k, &["set", "image", "deploy/web", "nginx=nginx:1.28", "-n", &ns]);
+        m.ok(
+            k,
+            &["set", "image", "deploy/web", "nginx=nginx:1.28", "-n", &ns],
+        );
         m.rolled_out(k, &ns, "web");
         let sets = m.replica_sets(k, &ns, "web");
         assert_eq!(sets.len(), 2);
         let (old, new) = (&sets[0], &sets[1]);
         assert_eq!(name(old), name(first));
-        assert_eq!((old["spec"]["replicas"].as_i64(), new["spec"]["replicas"].as_i64()), (Some(0), Some(3)));
+        assert_eq!(
+            (
+                old["spec"]["replicas"].as_i64(),
+                new["spec"]["replicas"].as_i64()
+            ),
+            (Some(0), Some(3))
+        );
         assert_eq!(annotation(new, "deployment.kubernetes.io/revision"), "2");
-        assert_eq!(new["spec"]["template"]["spec"]["containers"][0]["image"], "nginx:1.28");
+        assert_eq!(
+            new["spec"]["template"]["spec"]["containers"][0]["image"],
+            "nginx:1.28"
+        );
         let history = m.ok(k, &["rollout", "history", "deploy/web", "-n", &ns]);
         assert_eq!(revisions(&history), ["1", "2"], "{history}");
 
@@ -243,13 +301,31 @@ async fn rollouts_revisions_undo_and_scale() {
         m.rolled_out(k, &ns, "web");
         let sets = m.replica_sets(k, &ns, "web");
         assert_eq!(sets.len(), 2);
-        let back = sets.iter().find(|s| name(s) == name(first)).cloned().unwrap_or_default();
+        let back = sets
+            .iter()
+            .find(|s| name(s) == name(first))
+            .cloned()
+            .unwrap_or_default();
         assert_eq!(back["spec"]["replicas"], 3);
         assert_eq!(annotation(&back, "deployment.kubernetes.io/revision"), "3");
-        assert_eq!(annotation(&back, "deployment.kubernetes.io/revision-history"), "1");
+        assert_eq!(
+            annotation(&back, "deployment.kubernetes.io/revision-history"),
+            "1"
+        );
         let history = m.ok(k, &["rollout", "history", "deploy/web", "-n", &ns]);
         assert_eq!(revisions(&history), ["2", "3"], "{history}");
-        let image = m.ok(k, &["get", "deploy", "web", "-n", &ns, "-o", "jsonpath={.spec.template.spec.containers[0].image}"]);
+        let image = m.ok(
+            k,
+            &[
+                "get",
+                "deploy",
+                "web",
+                "-n",
+                &ns,
+                "-o",
+                "jsonpath={.spec.template.spec.containers[0].image}",
+            ],
+        );
         assert_eq!(image, "nginx");
 
         // scale.
@@ -259,17 +335,26 @@ async fn rollouts_revisions_undo_and_scale() {
         let table = m.ok(k, &["get", "deploy", "web", "-n", &ns]);
         assert_eq!(&cells(&table)[1][..4], ["web", "5/5", "5", "5"], "{table}");
         let back = m.json(k, &["get", "rs", name(first), "-n", &ns]);
-        assert_eq!(annotation(&back, "deployment.kubernetes.io/desired-replicas"), "5");
+        assert_eq!(
+            annotation(&back, "deployment.kubernetes.io/desired-replicas"),
+            "5"
+        );
 
         // pause: a template change makes no ReplicaSet until resumed.
         m.ok(k, &["rollout", "pause", "deploy/web", "-n", &ns]);
-        m.ok(k, &["set", "image", "deploy/web", "nginx=nginx:1.29", "-n", &ns]);
+        m.ok(
+            k,
+            &["set", "image", "deploy/web", "nginx=nginx:1.29", "-n", &ns],
+        );
         let paused = m.wait("the paused condition", || {
             let d = m.json(k, &["get", "deploy", "web", "-n", &ns]);
             (condition(&d, "Progressing")["reason"] == "DeploymentPaused").then_some(d)
         });
         assert_eq!(condition(&paused, "Progressing")["status"], "Unknown");
-        assert_eq!(condition(&paused, "Progressing")["message"], "Deployment is paused");
+        assert_eq!(
+            condition(&paused, "Progressing")["message"],
+            "Deployment is paused"
+        );
         assert_eq!(m.replica_sets(k, &ns, "web").len(), 2);
         m.ok(k, &["rollout", "resume", "deploy/web", "-n", &ns]);
         m.rolled_out(k, &ns, "web");
@@ -278,14 +363,19 @@ async fn rollouts_revisions_undo_and_scale() {
         let history = m.ok(k, &["rollout", "history", "deploy/web", "-n", &ns]);
         assert_eq!(revisions(&history), ["2", "3", "4", "5"], "{history}");
         let sets = m.replica_sets(k, &ns, "web");
-        let live: Vec<i64> = sets.iter().filter_map(|s| s["spec"]["replicas"].as_i64()).filter(|r| *r > 0).collect();
+        let live: Vec<i64> = sets
+            .iter()
+            .filter_map(|s| s["spec"]["replicas"].as_i64())
+            .filter(|r| *r > 0)
+            .collect();
         assert_eq!(live, [5], "one ReplicaSet holds every Pod: {sets:?}");
-        let pods = m.ok(k, &["get", "pods", "-n", &ns, "-l", "app=web", "--no-headers"]);
         m.wait("5 Pods", || {
-            let pods = m.ok(k, &["get", "pods", "-n", &ns, "-l", "app=web", "--no-headers"]);
+            let pods = m.ok(
+                k,
+                &["get", "pods", "-n", &ns, "-l", "app=web", "--no-headers"],
+            );
             (pods.lines().count() == 5).then_some(())
         });
-        let _ = pods;
     }
 }
 
@@ -304,7 +394,17 @@ async fn recreate_history_limit_and_garbage_collection() {
         m.apply(k, &ns, &d);
         m.rolled_out(k, &ns, "db");
         for image in ["nginx:1.28", "nginx:1.29", "nginx:1.30"] {
-            m.ok(k, &["set", "image", "deploy/db", &format!("app={image}"), "-n", &ns]);
+            m.ok(
+                k,
+                &[
+                    "set",
+                    "image",
+                    "deploy/db",
+                    &format!("app={image}"),
+                    "-n",
+                    &ns,
+                ],
+            );
             m.rolled_out(k, &ns, "db");
         }
         // revisionHistoryLimit 1: the new ReplicaSet and one old one.
@@ -312,12 +412,18 @@ async fn recreate_history_limit_and_garbage_collection() {
             let sets = m.replica_sets(k, &ns, "db");
             (sets.len() == 2).then_some(sets)
         });
-        let revs: Vec<&str> = sets.iter().map(|s| annotation(s, "deployment.kubernetes.io/revision")).collect();
+        let revs: Vec<&str> = sets
+            .iter()
+            .map(|s| annotation(s, "deployment.kubernetes.io/revision"))
+            .collect();
         assert_eq!(revs, ["3", "4"]);
         // The Deployment's annotations are copied, kubectl's own is not.
         let new = &sets[1];
         assert_eq!(annotation(new, "team"), "storage");
-        assert_eq!(annotation(new, "kubectl.kubernetes.io/last-applied-configuration"), "");
+        assert_eq!(
+            annotation(new, "kubectl.kubernetes.io/last-applied-configuration"),
+            ""
+        );
 
         let out = m.ok(k, &["delete", "deploy", "db", "-n", &ns]);
         assert!(out.starts_with("deployment.apps \"db\" deleted"), "{out}");
@@ -337,29 +443,66 @@ async fn unschedulable_never_ready_and_progress_deadline() {
 
         // More CPU than any Node has: Pending Pods, never available.
         let mut big = deployment("big", 2, json!({}), json!({}));
-        big["spec"]["template"]["spec"]["containers"][0]["resources"] = json!({"requests": {"cpu": "16"}});
+        big["spec"]["template"]["spec"]["containers"][0]["resources"] =
+            json!({"requests": {"cpu": "16"}});
         m.apply(k, &ns, &big);
         let pods = m.wait("2 Pending Pods", || {
-            let pods = m.ok(k, &["get", "pods", "-n", &ns, "-l", "app=big", "--no-headers"]);
+            let pods = m.ok(
+                k,
+                &["get", "pods", "-n", &ns, "-l", "app=big", "--no-headers"],
+            );
             (pods.lines().count() == 2).then_some(pods)
         });
-        assert!(pods.lines().all(|l| l.split_whitespace().nth(2) == Some("Pending")), "{pods}");
+        assert!(
+            pods.lines()
+                .all(|l| l.split_whitespace().nth(2) == Some("Pending")),
+            "{pods}"
+        );
         let d = m.wait("Available False", || {
             let d = m.json(k, &["get", "deploy", "big", "-n", &ns]);
             (condition(&d, "Available")["status"] == "False").then_some(d)
         });
-        assert_eq!(condition(&d, "Available")["reason"], "MinimumReplicasUnavailable");
-        assert_eq!(condition(&d, "Available")["message"], "Deployment does not have minimum availability.");
+        assert_eq!(
+            condition(&d, "Available")["reason"],
+            "MinimumReplicasUnavailable"
+        );
+        assert_eq!(
+            condition(&d, "Available")["message"],
+            "Deployment does not have minimum availability."
+        );
         let table = m.ok(k, &["get", "deploy", "big", "-n", &ns]);
         assert_eq!(&cells(&table)[1][..4], ["big", "0/2", "2", "0"], "{table}");
 
         // Never ready: `rollout status` gives up at its timeout.
-        let stuck = deployment("stuck", 2, json!({}), json!({"sim.skein.io/never-ready": "true"}));
+        let stuck = deployment(
+            "stuck",
+            2,
+            json!({}),
+            json!({"sim.skein.io/never-ready": "true"}),
+        );
         m.apply(k, &ns, &stuck);
-        let e = err(k, &m.server, &["rollout", "status", "deploy/stuck", "-n", &ns, "--timeout=5s"]);
+        let e = err(
+            k,
+            &m.server,
+            &[
+                "rollout",
+                "status",
+                "deploy/stuck",
+                "-n",
+                &ns,
+                "--timeout=5s",
+            ],
+        );
         assert!(e.contains("timed out waiting for the condition"), "{e}");
-        let pods = m.ok(k, &["get", "pods", "-n", &ns, "-l", "app=stuck", "--no-headers"]);
-        assert!(pods.lines().all(|l| l.contains(" 0/1 ") && l.contains("Running")), "{pods}");
+        let pods = m.ok(
+            k,
+            &["get", "pods", "-n", &ns, "-l", "app=stuck", "--no-headers"],
+        );
+        assert!(
+            pods.lines()
+                .all(|l| l.contains(" 0/1 ") && l.contains("Running")),
+            "{pods}"
+        );
 
         // With a short progress deadline it reports the deadline.
         let late = deployment(
@@ -379,8 +522,22 @@ async fn unschedulable_never_ready_and_progress_deadline() {
             condition(&d, "Progressing")["message"],
             format!("ReplicaSet \"{}\" has timed out progressing.", name(rs))
         );
-        let e = err(k, &m.server, &["rollout", "status", "deploy/late", "-n", &ns, "--timeout=10s"]);
-        assert!(e.contains("deployment \"late\" exceeded its progress deadline"), "{e}");
+        let e = err(
+            k,
+            &m.server,
+            &[
+                "rollout",
+                "status",
+                "deploy/late",
+                "-n",
+                &ns,
+                "--timeout=10s",
+            ],
+        );
+        assert!(
+            e.contains("deployment \"late\" exceeded its progress deadline"),
+            "{e}"
+        );
     }
 }
 
@@ -407,13 +564,15 @@ async fn replica_sets_adopt_orphans_scale_down_and_report_failures() {
             },
         });
         m.apply(k, &ns, &rs);
-        let table = m.wait("3 ready replicas", || {
+        m.wait("3 ready replicas", || {
             let t = m.ok(k, &["get", "rs", "cache", "-n", &ns]);
-            (cells(&t)[1][..4] == ["cache", "3", "3", "3"]).then_some(t)
+            (cells(&t)[1][..4] == ["cache", "3", "3", "3"]).then_some(())
         });
-        let _ = table;
         let pod = m.json(k, &["get", "pod", "orphan", "-n", &ns]);
-        assert_eq!(pod["metadata"]["ownerReferences"][0]["kind"], "ReplicaSet", "adopted: {pod}");
+        assert_eq!(
+            pod["metadata"]["ownerReferences"][0]["kind"], "ReplicaSet",
+            "adopted: {pod}"
+        );
         assert_eq!(pod["metadata"]["ownerReferences"][0]["name"], "cache");
         let status = m.json(k, &["get", "rs", "cache", "-n", &ns])["status"].clone();
         assert_eq!(
@@ -424,7 +583,10 @@ async fn replica_sets_adopt_orphans_scale_down_and_report_failures() {
 
         m.ok(k, &["scale", "rs", "cache", "--replicas=1", "-n", &ns]);
         m.wait("one Pod left", || {
-            let pods = m.ok(k, &["get", "pods", "-n", &ns, "-l", "app=cache", "--no-headers"]);
+            let pods = m.ok(
+                k,
+                &["get", "pods", "-n", &ns, "-l", "app=cache", "--no-headers"],
+            );
             (pods.lines().count() == 1).then_some(())
         });
 
@@ -440,7 +602,13 @@ async fn replica_sets_adopt_orphans_scale_down_and_report_failures() {
         });
         let c = condition(&set, "ReplicaFailure");
         assert_eq!(c["reason"], "FailedCreate");
-        assert!(c["message"].as_str().unwrap_or("").contains("serviceaccount \"missing\" not found"), "{c}");
+        assert!(
+            c["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("serviceaccount \"missing\" not found"),
+            "{c}"
+        );
         let d = m.wait("the Deployment's ReplicaFailure", || {
             let d = m.json(k, &["get", "deploy", "bad", "-n", &ns]);
             (condition(&d, "ReplicaFailure")["status"] == "True").then_some(d)
