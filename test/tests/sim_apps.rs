@@ -270,6 +270,25 @@ async fn rollouts_revisions_undo_and_scale() {
         );
         assert_eq!(annotation(&d, "deployment.kubernetes.io/revision"), "1");
 
+        // Events, as kubectl describe lists them.
+        let events = m.json(k, &["get", "events", "-n", &ns]);
+        let events = events["items"].as_array().cloned().unwrap_or_default();
+        let said = |reason: &str, message: &str| {
+            events
+                .iter()
+                .any(|e| e["reason"] == reason && e["message"] == message)
+        };
+        let scaled = format!("Scaled up replica set {} from 0 to 3", name(first));
+        assert!(said("ScalingReplicaSet", &scaled), "{events:?}");
+        for p in &pods {
+            assert!(
+                said("SuccessfulCreate", &format!("Created pod: {}", name(p))),
+                "{events:?}"
+            );
+        }
+        let described = m.ok(k, &["describe", "deploy", "web", "-n", &ns]);
+        assert!(described.contains(&scaled), "{described}");
+
         // set image: a second ReplicaSet at revision 2; the first at 0.
         m.ok(
             k,

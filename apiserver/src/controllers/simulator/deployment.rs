@@ -11,6 +11,7 @@
 //! ReplicaSets and the Deployment's status, and is woken by the shared
 //! informers (Deployments, ReplicaSets, Pods).
 
+pub mod events;
 pub mod plan;
 pub mod revision;
 pub mod status;
@@ -485,23 +486,45 @@ impl Sync<'_> {
                 (current, true)
             }
             Err(e) => {
+                let msg = format!(
+                    "Failed to create new replica set \"{name}\": {}",
+                    e.message()
+                );
                 if self.spec.progress_deadline().is_some() {
                     let mut next = self.status.clone();
                     next.set_condition(Condition::new(
                         PROGRESSING,
                         "False",
                         status::FAILED_RS_CREATE,
-                        format!(
-                            "Failed to create new replica set \"{name}\": {}",
-                            e.message()
-                        ),
+                        msg.clone(),
                         &now,
                     ));
                     self.put_status(next).await?;
                 }
+                events::emit(
+                    self.sim,
+                    &self.d,
+                    events::DEPLOYMENT,
+                    "Warning",
+                    status::FAILED_RS_CREATE,
+                    msg,
+                )
+                .await;
                 return Err(e);
             }
         };
+        if !existed && replicas > 0 {
+            let msg = format!("Scaled up replica set {name} from 0 to {replicas}");
+            events::emit(
+                self.sim,
+                &self.d,
+                events::DEPLOYMENT,
+                "Normal",
+                "ScalingReplicaSet",
+                msg,
+            )
+            .await;
+        }
         self.sets.push(created);
         self.set_deployment_revision(&next_revision.to_string())
             .await?;
@@ -612,6 +635,26 @@ impl Sync<'_> {
                 .await?;
             self.replace_set(updated);
             wrote = true;
+            if view.replicas != s.replicas {
+                let way = if view.replicas < s.replicas {
+                    "up"
+                } else {
+                    "down"
+                };
+                let msg = format!(
+                    "Scaled {way} replica set {} from {} to {}",
+                    s.name, view.replicas, s.replicas
+                );
+                events::emit(
+                    self.sim,
+                    &self.d,
+                    events::DEPLOYMENT,
+                    "Normal",
+                    "ScalingReplicaSet",
+                    msg,
+                )
+                .await;
+            }
         }
         Ok(wrote)
     }

@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 
 use super::Sim;
+use super::deployment::events;
 use super::template::{self, PodName};
 use crate::controllers::informer::{Informer, Notice, ObjectKey};
 use crate::controllers::queue::WorkQueue;
@@ -234,9 +235,30 @@ async fn sync(
                     .delete(&pod_res, &key.namespace, name, &DeleteOptions::default())
                     .await
                 {
-                    Ok(_) => {}
+                    Ok(_) => {
+                        let msg = format!("Deleted pod: {name}");
+                        events::emit(
+                            sim,
+                            &rs,
+                            events::REPLICA_SET,
+                            "Normal",
+                            "SuccessfulDelete",
+                            msg,
+                        )
+                        .await;
+                    }
                     Err(e) if e.reason() == "NotFound" => {}
                     Err(e) => {
+                        let msg = format!("Error deleting: {}", e.message());
+                        events::emit(
+                            sim,
+                            &rs,
+                            events::REPLICA_SET,
+                            "Warning",
+                            "FailedDelete",
+                            msg,
+                        )
+                        .await;
                         failure = Some(("FailedDelete", e.message().to_owned()));
                         break;
                     }
@@ -340,7 +362,26 @@ async fn create_pods(sim: &Sim, rs: &Value, n: usize) -> Result<(), ApiError> {
         let size = batch.min(left);
         let creates = (0..size).map(|_| sim.registry.create(&pod_res, ns, pod.clone(), &opts));
         let results = futures::future::join_all(creates).await;
-        if let Some(e) = results.into_iter().find_map(Result::err) {
+        let mut failed = None;
+        for r in results {
+            let (type_, reason, message) = match &r {
+                Ok(p) => (
+                    "Normal",
+                    "SuccessfulCreate",
+                    format!("Created pod: {}", object::name(p)),
+                ),
+                Err(e) => (
+                    "Warning",
+                    "FailedCreate",
+                    format!("Error creating: {}", e.message()),
+                ),
+            };
+            events::emit(sim, rs, events::REPLICA_SET, type_, reason, message).await;
+            if let Err(e) = r {
+                failed.get_or_insert(e);
+            }
+        }
+        if let Some(e) = failed {
             return Err(e);
         }
         left -= size;
