@@ -52,6 +52,17 @@ pub async fn run(sim: Sim) {
     for d in deploys.list(|_| true) {
         queue.add(ObjectKey::of(&d));
     }
+    for _ in 1..WORKERS {
+        tokio::spawn(work(sim.clone(), queue.clone()));
+    }
+    work(sim, queue).await;
+}
+
+/// How many Deployments are synced at once (the queue never hands one
+/// key to two workers).
+const WORKERS: usize = 4;
+
+async fn work(sim: Sim, queue: WorkQueue<ObjectKey>) {
     loop {
         let item = queue.next().await;
         match sync(&sim, item.key(), OffsetDateTime::now_utc()).await {

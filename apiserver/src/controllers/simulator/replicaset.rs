@@ -56,6 +56,17 @@ pub async fn run(sim: Sim) {
     for rs in sets.list(|_| true) {
         queue.add(ObjectKey::of(&rs));
     }
+    for _ in 1..WORKERS {
+        tokio::spawn(work(sim.clone(), queue.clone(), sets.clone()));
+    }
+    work(sim, queue, sets).await;
+}
+
+/// How many ReplicaSets are synced at once (the queue never hands one
+/// key to two workers).
+const WORKERS: usize = 4;
+
+async fn work(sim: Sim, queue: WorkQueue<ObjectKey>, sets: Informer) {
     loop {
         let item = queue.next().await;
         let now = OffsetDateTime::now_utc();
