@@ -9,13 +9,17 @@
 //!
 //! Contract: it only creates and deletes Pods and reads their status
 //! (simulated Pods get their node, phase and readiness elsewhere). Each
-//! sync reads the ReplicaSet and its namespace's Pods from the registry
-//! (consistent reads, so no expectations are needed); the shared
-//! informers only say which ReplicaSets to look at.
+//! sync reads the ReplicaSet from the registry and its Pods from the
+//! shared Pod informer; it creates or deletes only once that cache shows
+//! its own previous creations and deletions ([`Expectations`]), so a
+//! lagging cache never doubles them.
 
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use tokio::time::Instant;
 
 use serde_json::{Value, json};
 use time::OffsetDateTime;
@@ -25,7 +29,6 @@ use super::deployment::events;
 use super::template::{self, PodName};
 use crate::controllers::informer::{Informer, Notice, ObjectKey};
 use crate::controllers::queue::WorkQueue;
-use crate::registry::list::ListQuery;
 use crate::registry::{DeleteOptions, Target, object};
 use crate::selector::label::Selector;
 use crate::status::ApiError;
@@ -56,21 +59,36 @@ pub async fn run(sim: Sim) {
     for rs in sets.list(|_| true) {
         queue.add(ObjectKey::of(&rs));
     }
+    let ctx = Ctx {
+        sim,
+        sets,
+        pods,
+        expectations: Arc::default(),
+    };
     for _ in 1..WORKERS {
-        tokio::spawn(work(sim.clone(), queue.clone(), sets.clone()));
+        tokio::spawn(work(ctx.clone(), queue.clone()));
     }
-    work(sim, queue, sets).await;
+    work(ctx, queue).await;
+}
+
+/// What every worker shares.
+#[derive(Clone)]
+struct Ctx {
+    sim: Sim,
+    sets: Informer,
+    pods: Informer,
+    expectations: Arc<Expectations>,
 }
 
 /// How many ReplicaSets are synced at once (the queue never hands one
 /// key to two workers).
 const WORKERS: usize = 4;
 
-async fn work(sim: Sim, queue: WorkQueue<ObjectKey>, sets: Informer) {
+async fn work(ctx: Ctx, queue: WorkQueue<ObjectKey>) {
     loop {
         let item = queue.next().await;
         let now = OffsetDateTime::now_utc();
-        match sync(&sim, item.key(), &sets, now).await {
+        match sync(&ctx, item.key(), now).await {
             Ok(Some(after)) => item.requeue_after(after),
             Ok(None) => drop(item),
             Err(e) => {
@@ -156,16 +174,19 @@ fn int(v: Option<&Value>) -> i64 {
 
 /// One sync of the ReplicaSet at `key`; `Some(delay)` asks to look again.
 async fn sync(
-    sim: &Sim,
+    ctx: &Ctx,
     key: &ObjectKey,
-    sets: &Informer,
     now: OffsetDateTime,
 ) -> Result<Option<Duration>, ApiError> {
+    let sim = &ctx.sim;
     let rs_res = Sim::resource("apps", "v1", "replicasets")?;
     let pod_res = Sim::resource("", "v1", "pods")?;
     let rs = match sim.registry.get(&rs_res, &key.namespace, &key.name).await {
         Ok(rs) => rs,
-        Err(e) if e.reason() == "NotFound" => return Ok(None),
+        Err(e) if e.reason() == "NotFound" => {
+            ctx.expectations.forget(key);
+            return Ok(None);
+        }
         Err(e) => return Err(e),
     };
     let Some(selector) = selector_of(&rs) else {
@@ -173,15 +194,16 @@ async fn sync(
     };
     let uid = object::uid(&rs).to_owned();
     let deleting = object::is_deleting(&rs);
-    let all = sim
-        .registry
-        .list(&pod_res, Some(&key.namespace), &ListQuery::default())
-        .await?
-        .items;
+    // Decide only on a Pod cache that shows this controller's own last
+    // creations and deletions (upstream's expectations).
+    let settled = ctx.expectations.satisfied(key, |name| {
+        ctx.pods.get(&ObjectKey::new(key.namespace.clone(), name))
+    });
+    let all: Vec<Arc<Value>> = ctx.pods.list_namespace(&key.namespace);
     let opts = Sim::opts(MANAGER);
 
     // Claim: adopt matching orphans, release owned Pods that stopped matching.
-    let mut owned: Vec<Value> = Vec::new();
+    let mut owned: Vec<Arc<Value>> = Vec::new();
     for pod in all.iter().filter(|p| template::is_active(p)) {
         let matches = selector.matches_object(pod);
         match template::controller_uid(pod) {
@@ -220,7 +242,7 @@ async fn sync(
                     )
                     .await;
                 if let Ok(p) = adopted {
-                    owned.push(p);
+                    owned.push(Arc::new(p));
                 }
             }
             None => {}
@@ -229,18 +251,21 @@ async fn sync(
 
     let want = usize::try_from(int(rs.pointer("/spec/replicas")).max(0)).unwrap_or(0);
     let mut failure: Option<(&str, String)> = None;
-    if !deleting {
+    if !settled {
+        // Looked at again when the cache shows them, or after a while.
+    } else if !deleting {
         if owned.len() < want {
             let n = (want - owned.len()).min(BURST);
-            if let Err(e) = create_pods(sim, &rs, n).await {
+            if let Err(e) = create_pods(ctx, key, &rs, n).await {
                 failure = Some(("FailedCreate", e.message().to_owned()));
             }
         } else if owned.len() > want {
             let n = (owned.len() - want).min(BURST);
-            let related = related_pods(sets, &rs, &all);
-            let owned_refs: Vec<&Value> = owned.iter().collect();
+            let related = related_pods(&ctx.sets, &rs, &all);
+            let owned_refs: Vec<&Value> = owned.iter().map(|p| &**p).collect();
             for pod in pods_to_delete(&owned_refs, &related, n, now) {
                 let name = object::name(pod);
+                ctx.expectations.deleting(key, name);
                 match sim
                     .registry
                     .delete(&pod_res, &key.namespace, name, &DeleteOptions::default())
@@ -260,6 +285,7 @@ async fn sync(
                     }
                     Err(e) if e.reason() == "NotFound" => {}
                     Err(e) => {
+                        ctx.expectations.not_deleted(key, name);
                         let msg = format!("Error deleting: {}", e.message());
                         events::emit(
                             sim,
@@ -278,7 +304,7 @@ async fn sync(
         }
     }
 
-    let owned_refs: Vec<&Value> = owned.iter().collect();
+    let owned_refs: Vec<&Value> = owned.iter().map(|p| &**p).collect();
     let status = calculate_status(
         &rs,
         &owned_refs,
@@ -317,8 +343,12 @@ async fn sync(
     {
         return Ok(Some(Duration::from_secs(min_ready.unsigned_abs())));
     }
-    Ok(None)
+    Ok((!settled).then_some(UNSETTLED_RECHECK))
 }
+
+/// How soon a ReplicaSet whose Pod cache lags is looked at again (its
+/// Pods' notices usually wake it first).
+const UNSETTLED_RECHECK: Duration = Duration::from_secs(1);
 
 fn add_owner(pod: &mut Value, owner: Value) {
     if let Some(meta) = pod.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -355,7 +385,8 @@ async fn release(sim: &Sim, pod_res: &crate::registry::ResourceInfo, pod: &Value
 
 /// Creates `n` Pods from the template in slow-start batches (1, 2, 4, …),
 /// stopping at the first error.
-async fn create_pods(sim: &Sim, rs: &Value, n: usize) -> Result<(), ApiError> {
+async fn create_pods(ctx: &Ctx, key: &ObjectKey, rs: &Value, n: usize) -> Result<(), ApiError> {
+    let sim = &ctx.sim;
     let pod_res = Sim::resource("", "v1", "pods")?;
     let owner = template::controller_ref(rs, "apps/v1", "ReplicaSet");
     let ns = object::namespace(rs);
@@ -375,6 +406,9 @@ async fn create_pods(sim: &Sim, rs: &Value, n: usize) -> Result<(), ApiError> {
         let results = futures::future::join_all(creates).await;
         let mut failed = None;
         for r in results {
+            if let Ok(p) = &r {
+                ctx.expectations.created(key, object::name(p));
+            }
             let (type_, reason, message) = match &r {
                 Ok(p) => (
                     "Normal",
@@ -403,7 +437,7 @@ async fn create_pods(sim: &Sim, rs: &Value, n: usize) -> Result<(), ApiError> {
 
 /// Pods of the ReplicaSets that share `rs`'s controller owner (its own
 /// when it has none): who else is on a node, for the deletion ranking.
-fn related_pods<'a>(sets: &Informer, rs: &Value, all: &'a [Value]) -> Vec<&'a Value> {
+fn related_pods<'a>(sets: &Informer, rs: &Value, all: &'a [Arc<Value>]) -> Vec<&'a Value> {
     let uids: HashSet<String> = match template::controller_uid(rs) {
         Some(owner) => sets
             .list_namespace(object::namespace(rs))
@@ -415,6 +449,7 @@ fn related_pods<'a>(sets: &Informer, rs: &Value, all: &'a [Value]) -> Vec<&'a Va
         None => std::iter::once(object::uid(rs).to_owned()).collect(),
     };
     all.iter()
+        .map(|p| &**p)
         .filter(|p| template::is_active(p))
         .filter(|p| template::controller_uid(p).is_some_and(|u| uids.contains(u)))
         .collect()
@@ -654,6 +689,90 @@ fn delete_order(a: &(&Value, usize), b: &(&Value, usize), now: OffsetDateTime) -
     compare_times(created(pa), created(pb), ua, ub, now)
 }
 
+/// Upstream's controller expectations, by name: the Pods a ReplicaSet's
+/// syncs created or deleted that the shared Pod cache does not show yet.
+/// A sync acts (creates or deletes) only when they are all shown, so a
+/// lagging cache never makes it create or delete twice; after
+/// [`EXPECTATIONS_TTL`] it acts anyway (a Pod deleted before the cache saw
+/// it is never shown).
+#[derive(Default)]
+pub struct Expectations {
+    pending: Mutex<HashMap<ObjectKey, Pending>>,
+}
+
+/// How long expectations are waited for (upstream's is 5 minutes).
+pub const EXPECTATIONS_TTL: Duration = Duration::from_secs(30);
+
+struct Pending {
+    created: HashSet<String>,
+    deleted: HashSet<String>,
+    since: Instant,
+}
+
+impl Expectations {
+    fn with(&self, key: &ObjectKey, f: impl FnOnce(&mut Pending)) {
+        let mut map = self
+            .pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let p = map.entry(key.clone()).or_insert_with(|| Pending {
+            created: HashSet::new(),
+            deleted: HashSet::new(),
+            since: Instant::now(),
+        });
+        f(p);
+    }
+
+    /// The sync of `key` created Pod `name`.
+    pub fn created(&self, key: &ObjectKey, name: &str) {
+        self.with(key, |p| {
+            p.created.insert(name.to_owned());
+        });
+    }
+
+    /// The sync of `key` is deleting Pod `name`.
+    pub fn deleting(&self, key: &ObjectKey, name: &str) {
+        self.with(key, |p| {
+            p.deleted.insert(name.to_owned());
+        });
+    }
+
+    /// Deleting Pod `name` failed: not to be waited for.
+    pub fn not_deleted(&self, key: &ObjectKey, name: &str) {
+        self.with(key, |p| {
+            p.deleted.remove(name);
+        });
+    }
+
+    /// Drops what `key` waited for (it is gone).
+    pub fn forget(&self, key: &ObjectKey) {
+        self.pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(key);
+    }
+
+    /// Whether the Pod cache (`cached` by name) shows every creation and
+    /// deletion of `key`'s syncs, or they are older than the TTL.
+    pub fn satisfied(&self, key: &ObjectKey, cached: impl Fn(&str) -> Option<Arc<Value>>) -> bool {
+        let mut map = self
+            .pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(p) = map.get_mut(key) else {
+            return true;
+        };
+        p.created.retain(|n| cached(n).is_none());
+        p.deleted
+            .retain(|n| cached(n).is_some_and(|pod| !object::is_deleting(&pod)));
+        if (p.created.is_empty() && p.deleted.is_empty()) || p.since.elapsed() > EXPECTATIONS_TTL {
+            map.remove(key);
+            return true;
+        }
+        false
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -776,6 +895,44 @@ mod tests {
         );
         let ok = calculate_status(&rs2, &[], None, t(NOW));
         assert!(ok.get("conditions").is_none());
+    }
+
+    #[test]
+    fn expectations_wait_for_the_cache_to_show_creations_and_deletions() {
+        let e = Expectations::default();
+        let key = ObjectKey::new("ns", "web-1");
+        let cache: std::cell::RefCell<HashMap<String, Arc<Value>>> = std::cell::RefCell::default();
+        let look = |n: &str| cache.borrow().get(n).cloned();
+        assert!(e.satisfied(&key, look), "nothing expected");
+        e.created(&key, "a");
+        e.created(&key, "b");
+        assert!(!e.satisfied(&key, look));
+        cache.borrow_mut().insert("a".into(), Arc::new(json!({})));
+        cache.borrow_mut().insert("b".into(), Arc::new(json!({})));
+        assert!(e.satisfied(&key, look), "both shown");
+        e.deleting(&key, "a");
+        assert!(!e.satisfied(&key, look), "still in the cache");
+        cache.borrow_mut().insert(
+            "a".into(),
+            Arc::new(json!({"metadata": {"deletionTimestamp": "2026-01-01T00:00:00Z"}})),
+        );
+        assert!(e.satisfied(&key, look), "shown as deleting");
+        e.deleting(&key, "b");
+        e.not_deleted(&key, "b");
+        assert!(e.satisfied(&key, look), "a failed delete is not waited for");
+        e.created(&key, "c");
+        e.forget(&key);
+        assert!(e.satisfied(&key, look));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn expectations_expire() {
+        let e = Expectations::default();
+        let key = ObjectKey::new("ns", "web-1");
+        e.created(&key, "never-seen");
+        assert!(!e.satisfied(&key, |_| None));
+        tokio::time::advance(EXPECTATIONS_TTL + Duration::from_secs(1)).await;
+        assert!(e.satisfied(&key, |_| None));
     }
 
     #[test]
