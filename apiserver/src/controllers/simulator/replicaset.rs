@@ -14,7 +14,7 @@
 //! its own previous creations and deletions ([`Expectations`]), so a
 //! lagging cache never doubles them.
 
-use std::cmp::Ordering;
+use std::cmp::Reverse;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -547,7 +547,7 @@ pub fn pods_to_delete<'a>(
         .iter()
         .map(|p| (*p, on_node.get(node_name(p)).copied().unwrap_or(0)))
         .collect();
-    ranked.sort_by(|a, b| delete_order(a, b, now));
+    ranked.sort_by_cached_key(|(p, rank)| delete_key(p, *rank, now));
     ranked.into_iter().take(n).map(|(p, _)| p).collect()
 }
 
@@ -608,85 +608,46 @@ fn log_rank(t: OffsetDateTime, now: OffsetDateTime) -> i64 {
     r
 }
 
-/// Newer (or unknown) first, by log-scale buckets, uid on ties.
-fn compare_times(
-    a: Option<OffsetDateTime>,
-    b: Option<OffsetDateTime>,
-    ua: &str,
-    ub: &str,
-    now: OffsetDateTime,
-) -> Ordering {
-    match (a, b) {
-        (None, None) => Ordering::Equal,
-        (None, Some(_)) => Ordering::Less,
-        (Some(_), None) => Ordering::Greater,
-        (Some(a), Some(b)) if a == b => Ordering::Equal,
-        (Some(a), Some(b)) => match log_rank(a, now).cmp(&log_rank(b, now)) {
-            Ordering::Equal => ua.cmp(ub),
-            other => other,
-        },
-    }
-}
+/// Where a Pod goes in the deletion order (smallest first): upstream's
+/// `ActivePodsWithRanks.Less` with `LogarithmicScaleDown` as a key, so the
+/// order is total (Go's sort tolerates its intransitive uid tie-breaks;
+/// Rust's may not). 1. unassigned first; 2. Pending, Unknown, Running;
+/// 3. not ready first; 4. lower deletion cost; 5. more related Pods on
+/// its node; 6. ready for less time (log2 buckets; unknown first);
+/// 7. more restarts; 8. newer (log2 buckets; unknown first); then uid.
+type DeleteKey = (
+    bool,
+    u8,
+    bool,
+    i64,
+    Reverse<usize>,
+    Option<i64>,
+    Reverse<i64>,
+    Option<i64>,
+    String,
+);
 
-/// Upstream's `ActivePodsWithRanks.Less` as an ordering (first = deleted
-/// first).
-fn delete_order(a: &(&Value, usize), b: &(&Value, usize), now: OffsetDateTime) -> Ordering {
-    let (pa, ra) = (a.0, a.1);
-    let (pb, rb) = (b.0, b.1);
-    // 1. Unassigned < assigned.
-    let (na, nb) = (node_name(pa).is_empty(), node_name(pb).is_empty());
-    if na != nb {
-        return if na {
-            Ordering::Less
+fn delete_key(p: &Value, rank: usize, now: OffsetDateTime) -> DeleteKey {
+    let ready = template::is_ready(p);
+    let created = parse_time(
+        p.pointer("/metadata/creationTimestamp")
+            .and_then(Value::as_str),
+    );
+    (
+        !node_name(p).is_empty(),
+        phase_rank(p),
+        ready,
+        deletion_cost(p),
+        Reverse(rank),
+        if ready {
+            ready_since(p).map(|t| log_rank(t, now))
         } else {
-            Ordering::Greater
-        };
-    }
-    // 2. Pending < Unknown < Running.
-    let o = phase_rank(pa).cmp(&phase_rank(pb));
-    if o != Ordering::Equal {
-        return o;
-    }
-    // 3. Not ready < ready.
-    let (ya, yb) = (template::is_ready(pa), template::is_ready(pb));
-    if ya != yb {
-        return if ya {
-            Ordering::Greater
-        } else {
-            Ordering::Less
-        };
-    }
-    // 4. Lower deletion cost first.
-    let o = deletion_cost(pa).cmp(&deletion_cost(pb));
-    if o != Ordering::Equal {
-        return o;
-    }
-    // 5. Doubled up first.
-    let o = rb.cmp(&ra);
-    if o != Ordering::Equal {
-        return o;
-    }
-    let (ua, ub) = (object::uid(pa), object::uid(pb));
-    // 6. Ready for less time first.
-    if ya && yb {
-        let o = compare_times(ready_since(pa), ready_since(pb), ua, ub, now);
-        if o != Ordering::Equal {
-            return o;
-        }
-    }
-    // 7. More restarts first.
-    let o = max_restarts(pb).cmp(&max_restarts(pa));
-    if o != Ordering::Equal {
-        return o;
-    }
-    // 8. Newer first.
-    let created = |p: &Value| {
-        parse_time(
-            p.pointer("/metadata/creationTimestamp")
-                .and_then(Value::as_str),
-        )
-    };
-    compare_times(created(pa), created(pb), ua, ub, now)
+            None
+        },
+        Reverse(max_restarts(p)),
+        created.map(|t| log_rank(t, now)),
+        object::uid(p).to_owned(),
+    )
 }
 
 /// Upstream's controller expectations, by name: the Pods a ReplicaSet's
@@ -837,6 +798,34 @@ mod tests {
             names(&pods_to_delete(&[&older, &newer], &[], 1, t(NOW))),
             ["newer"]
         );
+    }
+
+    proptest::proptest! {
+        /// Any mix of Pods gives exactly the asked-for number of distinct
+        /// Pods to delete, never a panic (the order is total).
+        #[test]
+        fn deletion_order_is_total(
+            pods in proptest::collection::vec(
+                (0u8..3, 0u8..3, proptest::bool::ANY, 0u32..4000, 0u32..4000, 0i64..3, -2i32..2),
+                1..30,
+            ),
+            n in 0usize..30,
+        ) {
+            let phases = ["Pending", "Running", "Unknown"];
+            let values: Vec<Value> = pods.iter().enumerate().map(|(i, (node, phase, ready, r, c, restarts, cost))| {
+                let at = |secs: u32| super::super::deployment::status::rfc3339(t(NOW) - time::Duration::seconds(secs.into()));
+                let mut p = pod(&format!("p{i}"), if *node == 0 { "" } else { "n" }, phases[usize::from(*phase)],
+                    ready.then(|| at(*r)).as_deref(), &at(*c));
+                p["status"]["containerStatuses"] = json!([{"restartCount": restarts}]);
+                p["metadata"]["annotations"] = json!({DELETION_COST: cost.to_string()});
+                p
+            }).collect();
+            let refs: Vec<&Value> = values.iter().collect();
+            let out = pods_to_delete(&refs, &refs, n, t(NOW));
+            proptest::prop_assert_eq!(out.len(), n.min(values.len()));
+            let names: HashSet<&str> = out.iter().map(|p| object::name(p)).collect();
+            proptest::prop_assert_eq!(names.len(), out.len());
+        }
     }
 
     #[test]
