@@ -21,6 +21,16 @@ pub const MAX_REPLICAS: &str = "deployment.kubernetes.io/max-replicas";
 /// The label that tells a Deployment's ReplicaSets (and their Pods) apart.
 pub const POD_TEMPLATE_HASH: &str = "pod-template-hash";
 
+/// The largest count the planner works with: replica counts, surges and
+/// statuses read from objects are clamped to it, so no sum of them
+/// overflows (far beyond anything a simulated cluster runs).
+pub const MAX_COUNT: i32 = 1 << 20;
+
+/// `n` within `0..=MAX_COUNT`.
+pub fn clamp(n: i64) -> i32 {
+    i32::try_from(n.clamp(0, i64::from(MAX_COUNT))).unwrap_or(0)
+}
+
 /// A Deployment's update strategy.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Strategy {
@@ -49,12 +59,10 @@ impl IntOrPercent {
     /// which validation rules out for stored objects.
     pub fn parse(v: Option<&Value>) -> IntOrPercent {
         match v {
-            Some(Value::Number(n)) => {
-                IntOrPercent::Int(n.as_i64().and_then(|n| i32::try_from(n).ok()).unwrap_or(0))
-            }
+            Some(Value::Number(n)) => IntOrPercent::Int(clamp(n.as_i64().unwrap_or(0))),
             Some(Value::String(s)) => match s.strip_suffix('%') {
-                Some(p) => IntOrPercent::Percent(p.parse().unwrap_or(0)),
-                None => IntOrPercent::Int(s.parse().unwrap_or(0)),
+                Some(p) => IntOrPercent::Percent(clamp(p.parse().unwrap_or(0))),
+                None => IntOrPercent::Int(clamp(s.parse().unwrap_or(0))),
             },
             _ => IntOrPercent::Int(0),
         }
@@ -72,7 +80,7 @@ impl IntOrPercent {
                 } else {
                     product.div_euclid(100)
                 };
-                i32::try_from(v).unwrap_or(i32::MAX)
+                clamp(v)
             }
         }
     }
@@ -104,6 +112,10 @@ fn int(v: Option<&Value>) -> Option<i64> {
 }
 
 fn int32(v: Option<&Value>) -> Option<i32> {
+    int(v).map(clamp)
+}
+
+fn exact_i32(v: Option<&Value>) -> Option<i32> {
     int(v).and_then(|n| i32::try_from(n).ok())
 }
 
@@ -129,9 +141,9 @@ impl DeploySpec {
                 .to_owned(),
             replicas: int32(at("/replicas")).unwrap_or(1),
             strategy,
-            min_ready_seconds: int32(at("/minReadySeconds")).unwrap_or(0),
-            revision_history_limit: int32(at("/revisionHistoryLimit")),
-            progress_deadline_seconds: int32(at("/progressDeadlineSeconds")),
+            min_ready_seconds: exact_i32(at("/minReadySeconds")).unwrap_or(0),
+            revision_history_limit: exact_i32(at("/revisionHistoryLimit")),
+            progress_deadline_seconds: exact_i32(at("/progressDeadlineSeconds")),
             paused: at("/paused").and_then(Value::as_bool).unwrap_or(false),
             generation: int(d.pointer("/metadata/generation")).unwrap_or(0),
         }

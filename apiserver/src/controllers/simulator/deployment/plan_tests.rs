@@ -57,6 +57,27 @@ fn fenceposts_round_surge_up_and_unavailability_down() {
 }
 
 #[test]
+fn huge_counts_are_clamped_so_sums_never_overflow() {
+    let d = DeploySpec::of(&json!({"spec": {"replicas": i32::MAX, "strategy": {
+        "rollingUpdate": {"maxSurge": i32::MAX, "maxUnavailable": "1000000000%"}}}}));
+    assert_eq!(d.replicas, MAX_COUNT);
+    assert_eq!(d.max_surge(), MAX_COUNT);
+    assert_eq!(d.max_unavailable(), MAX_COUNT);
+    let big = rs("big", MAX_COUNT, "1");
+    assert_eq!(
+        new_rs_new_replicas(&d, &[&big, &big], 0),
+        0,
+        "no room above replicas + surge"
+    );
+    assert!(scale(&d, None, &[&big, &big], i32::MAX).len() <= 2);
+    assert_eq!(
+        DeploySpec::of(&json!({"spec": {"progressDeadlineSeconds": i32::MAX}})).progress_deadline(),
+        None,
+        "the no-deadline value is read exactly"
+    );
+}
+
+#[test]
 fn int_or_percent_reads_numbers_and_percentages() {
     assert_eq!(IntOrPercent::parse(Some(&json!(3))), Int(3));
     assert_eq!(IntOrPercent::parse(Some(&json!("30%"))), Percent(30));

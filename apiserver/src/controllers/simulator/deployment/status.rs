@@ -122,10 +122,8 @@ pub struct Status {
     pub conditions: Vec<Condition>,
 }
 
-fn num<T: TryFrom<i64> + Default>(v: Option<&Value>) -> T {
-    v.and_then(Value::as_i64)
-        .and_then(|n| T::try_from(n).ok())
-        .unwrap_or_default()
+fn num(v: Option<&Value>) -> i32 {
+    super::plan::clamp(v.and_then(Value::as_i64).unwrap_or(0))
 }
 
 impl Status {
@@ -134,7 +132,9 @@ impl Status {
         let s = d.get("status");
         let at = |k: &str| s.and_then(|s| s.get(k));
         Status {
-            observed_generation: num(at("observedGeneration")),
+            observed_generation: at("observedGeneration")
+                .and_then(Value::as_i64)
+                .unwrap_or(0),
             replicas: num(at("replicas")),
             updated: num(at("updatedReplicas")),
             ready: num(at("readyReplicas")),
@@ -142,7 +142,7 @@ impl Status {
             unavailable: num(at("unavailableReplicas")),
             collision_count: at("collisionCount")
                 .and_then(Value::as_i64)
-                .and_then(|n| i32::try_from(n).ok()),
+                .map(super::plan::clamp),
             conditions: at("conditions")
                 .and_then(Value::as_array)
                 .map(|cs| cs.iter().map(Condition::of).collect())
@@ -293,7 +293,8 @@ pub fn is_timed_out(d: &DeploySpec, s: &Status, now: OffsetDateTime) -> bool {
         NEW_RS_AVAILABLE => false,
         TIMED_OUT => true,
         _ => parse_time(&c.last_update)
-            .is_some_and(|from| from + time::Duration::seconds(deadline.into()) < now),
+            .and_then(|from| from.checked_add(time::Duration::seconds(deadline.into())))
+            .is_some_and(|end| end < now),
     }
 }
 
@@ -388,7 +389,7 @@ pub fn recheck_after(
         return None;
     }
     let from = parse_time(&c.last_update)?;
-    let after = from + time::Duration::seconds(deadline.into()) - now;
+    let after = from.checked_add(time::Duration::seconds(deadline.into()))? - now;
     if after < time::Duration::SECOND {
         return Some(std::time::Duration::from_secs(1));
     }
