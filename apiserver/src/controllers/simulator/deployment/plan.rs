@@ -564,7 +564,11 @@ pub fn history_to_delete(d: &DeploySpec, old: &[&RsView]) -> Vec<String> {
 
 /// The next revision: one more than the highest of `old`.
 pub fn next_revision(old: &[&RsView]) -> i64 {
-    old.iter().map(|r| r.revision).max().unwrap_or(0) + 1
+    old.iter()
+        .map(|r| r.revision)
+        .max()
+        .unwrap_or(0)
+        .saturating_add(1)
 }
 
 #[cfg(test)]

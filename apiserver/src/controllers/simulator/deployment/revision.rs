@@ -212,7 +212,7 @@ pub fn set_new_rs_annotations(
             let mut total = history.len() + old_text.len() + 1;
             let mut start = 0;
             while total > MAX_REVISION_HISTORY_CHARS && start < olds.len() {
-                total -= olds.get(start).map_or(0, |s| s.len()) + 1;
+                total = total.saturating_sub(olds.get(start).map_or(0, |s| s.len()) + 1);
                 start += 1;
             }
             if total <= MAX_REVISION_HISTORY_CHARS {
