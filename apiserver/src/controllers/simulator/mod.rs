@@ -11,10 +11,12 @@
 //! user; it is off unless `--simulate-workloads` is given. Decisions are
 //! pure functions (time passed in); the controllers around them are thin.
 
+pub mod deployment;
 pub mod endpoints;
 pub mod loadbalancer;
 pub mod nodes;
 pub mod pods;
+pub mod replicaset;
 pub mod scheduler;
 pub mod template;
 
@@ -103,4 +105,6 @@ pub fn spawn_all(registry: &Registry, config: &SimConfig) {
     tokio::spawn(pods::run(sim.clone()));
     tokio::spawn(endpoints::run(sim.clone()));
     tokio::spawn(loadbalancer::run(sim.clone()));
+    tokio::spawn(replicaset::run(sim.clone()));
+    tokio::spawn(deployment::run(sim.clone()));
 }
