@@ -1,6 +1,7 @@
 //! Where a Pod fits: kube-scheduler's default filters that matter without
 //! volumes — NodeUnschedulable, TaintToleration, NodeAffinity (nodeSelector
-//! and required node affinity, `matchFields` on `metadata.name` included)
+//! and required node affinity, `matchFields` on `metadata.name` included,
+//! whose PreFilter narrows a DaemonSet Pod to its Node)
 //! and NodeResourcesFit (requests and the Pod limit); a Node that is not
 //! Ready carries the `node.kubernetes.io/not-ready:NoSchedule` taint, as
 //! upstream's node lifecycle controller puts it there — then the feasible
@@ -194,6 +195,45 @@ pub fn affinity_matches(pod: &Value, node: &Value) -> bool {
         Some(terms) => terms.iter().any(|t| term_matches(t, node)),
     };
     selector_ok && affinity_ok
+}
+
+/// NodeAffinity's PreFilter: the only Nodes a Pod can go to when every
+/// required term names Nodes (`matchFields` `metadata.name` `In`, as a
+/// DaemonSet's Pods do); `None` when any Node may do. The other Nodes are
+/// not filtered at all (upstream reports them as not satisfying the
+/// plugin).
+pub fn named_nodes(pod: &Value) -> Option<std::collections::HashSet<String>> {
+    let terms = pod
+        .pointer(
+            "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms",
+        )
+        .and_then(Value::as_array)?;
+    let mut names = std::collections::HashSet::new();
+    for term in terms {
+        let mut term_names: Option<std::collections::HashSet<String>> = None;
+        let fields = term
+            .get("matchFields")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for r in &fields {
+            let by_name = r.get("key").and_then(Value::as_str) == Some("metadata.name")
+                && r.get("operator").and_then(Value::as_str) == Some("In");
+            if !by_name {
+                continue;
+            }
+            let values: std::collections::HashSet<String> = strings(r.get("values"))
+                .into_iter()
+                .map(str::to_owned)
+                .collect();
+            term_names = Some(match term_names {
+                None => values,
+                Some(t) => t.intersection(&values).cloned().collect(),
+            });
+        }
+        names.extend(term_names?);
+    }
+    Some(names)
 }
 
 /// Whether `toleration` tolerates `taint` (upstream `ToleratesTaint`).
@@ -446,9 +486,20 @@ pub fn fit(
     let empty = Usage::default();
     let mut rejections = Vec::new();
     let mut best: Option<(i128, usize, &str)> = None;
+    let only = named_nodes(pod);
     for node in nodes {
         let node_name = name(node);
         let used = usage.get(node_name).unwrap_or(&empty);
+        if only
+            .as_ref()
+            .is_some_and(|names| !names.contains(node_name))
+        {
+            rejections.push(Rejection {
+                reasons: vec!["node(s) didn't satisfy plugin(s) [NodeAffinity]".to_owned()],
+                resolvable: false,
+            });
+            continue;
+        }
         match filter(pod, &want, node, used) {
             Err(r) => rejections.push(r),
             Ok(()) => {
@@ -609,10 +660,19 @@ mod tests {
         let err = fit(&p, &refs, &none).expect_err("tainted");
         assert_eq!(
             err.message,
-            "0/3 nodes are available: 1 node(s) had untolerated taint {k: v}, 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+            "0/3 nodes are available: 1 node(s) had untolerated taint {k: v}, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
         );
         p["spec"]["tolerations"] = json!([{"key": "k", "operator": "Exists"}]);
         assert_eq!(fit(&p, &refs, &none), Ok("a".to_owned()));
+        // A term without names lets every Node through the PreFilter.
+        let mut either = pod("1");
+        either["spec"]["affinity"] = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["c"]}]},
+                {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]}]},
+            ]
+        }}});
+        assert!(named_nodes(&either).is_none());
         let mut q = pod("1");
         q["spec"]["nodeSelector"] = json!({"kubernetes.io/hostname": "b"});
         assert_eq!(fit(&q, &refs, &none), Ok("b".to_owned()));
