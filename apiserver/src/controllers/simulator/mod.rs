@@ -11,6 +11,11 @@
 //! user; it is off unless `--simulate-workloads` is given. Decisions are
 //! pure functions (time passed in); the controllers around them are thin.
 
+pub mod cronjob;
+pub mod daemonset;
+pub mod job;
+pub mod owner_loop;
+pub mod statefulset;
 pub mod template;
 
 use std::collections::HashMap;
@@ -89,5 +94,9 @@ impl Sim {
 /// Starts every simulator controller; they run until the runtime shuts
 /// down.
 pub fn spawn_all(registry: &Registry, config: &SimConfig) {
-    let _sim = Sim::new(registry, config);
+    let sim = Sim::new(registry, config);
+    tokio::spawn(statefulset::run(sim.clone()));
+    tokio::spawn(daemonset::run(sim.clone()));
+    tokio::spawn(job::run(sim.clone()));
+    tokio::spawn(cronjob::run(sim.clone()));
 }
