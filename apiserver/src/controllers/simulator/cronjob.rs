@@ -281,18 +281,16 @@ async fn sync(sim: &Sim, key: &ObjectKey) -> Result<Option<Duration>, ApiError> 
         )
         .await?;
     }
-    if let Some(new) = plan.create.take() {
-        if let Some(created) =
+    if let Some(new) = plan.create.take()
+        && let Some(created) =
             owner_loop::create(sim, &jobs_res, &key.namespace, new, MANAGER).await?
-        {
-            let list = plan.status["active"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
-            let mut list = list;
-            list.push(reference(&created));
-            plan.status["active"] = Value::Array(list);
-        }
+    {
+        let mut list = plan.status["active"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        list.push(reference(&created));
+        plan.status["active"] = Value::Array(list);
     }
     owner_loop::write_status(sim, &cronjobs, &cj, plan.status, MANAGER).await?;
     Ok(plan.requeue)

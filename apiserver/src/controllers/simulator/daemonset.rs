@@ -309,7 +309,7 @@ pub fn plan(
         (0i64, 0i64, 0i64, 0i64, 0i64, 0i64);
     let mut to_update: Vec<(&str, Vec<&Value>)> = Vec::new();
     let mut unavailable_nodes = 0i64;
-    let node_names: Vec<&str> = nodes.iter().map(|n| object::name(n)).collect();
+    let node_names: Vec<&str> = nodes.iter().map(object::name).collect();
     for node in nodes {
         let name = object::name(node);
         let run = should_run(spec, node);
@@ -360,10 +360,8 @@ pub fn plan(
         }
         match (new.first(), old.first()) {
             (Some(_), Some(o)) if !rolling => out.delete.push(object::name(o).to_owned()),
-            (Some(n), Some(o)) => {
-                if available(n) {
-                    out.delete.push(object::name(o).to_owned());
-                }
+            (Some(n), Some(o)) if available(n) => {
+                out.delete.push(object::name(o).to_owned());
             }
             (None, Some(_)) if rolling => to_update.push((name, old)),
             _ => {}
