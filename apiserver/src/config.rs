@@ -18,7 +18,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the Kubernetes API over HTTPS.
-    Serve(Config),
+    Serve(Box<Config>),
     /// Join a member cluster to the federation: check that it answers,
     /// store its kubeconfig in a Secret, create the Cluster and wait until
     /// it is Ready.
@@ -330,7 +330,7 @@ mod tests {
     fn parse(args: &[&str]) -> Config {
         let cli = Cli::try_parse_from(args).expect("flags parse");
         match cli.command {
-            Command::Serve(c) => c,
+            Command::Serve(c) => *c,
             other => panic!("not serve: {other:?}"),
         }
     }

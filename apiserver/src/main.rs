@@ -14,7 +14,7 @@ async fn main() -> anyhow::Result<()> {
     server::init_logging();
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve(config) => server::run(config).await,
+        Command::Serve(config) => server::run(*config).await,
         Command::Join(args) => skein_apiserver::cli::join::run(args).await,
         Command::Unjoin(args) => skein_apiserver::cli::join::unjoin(args).await,
     }

@@ -122,6 +122,11 @@ impl Server {
         panic!("skein serve {what}; its log:\n{}", self.logs());
     }
 
+    /// The process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// Everything the server logged so far.
     pub fn logs(&self) -> String {
         fs::read_to_string(&self.log).unwrap_or_default()

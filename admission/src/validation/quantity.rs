@@ -88,7 +88,7 @@ impl Quantity {
     }
 
     /// Upstream's `Quantity.String()`: the canonical text.
-    pub(crate) fn canonical(&self) -> String {
+    pub fn canonical(&self) -> String {
         let mut format = self.format;
         if format == Format::BinarySi && (self.nanos.abs() < 1024 * NANO || !self.is_integer()) {
             format = Format::DecimalSi;
@@ -163,6 +163,35 @@ impl Quantity {
 impl PartialOrd for Quantity {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.nanos.cmp(&other.nanos))
+    }
+}
+
+/// Arithmetic as upstream's `Quantity.Add` / `Quantity.Sub`: exact, and
+/// the result keeps the receiver's format unless the receiver is zero
+/// (then it takes `other`'s). `None` on overflow.
+impl Quantity {
+    /// `self + other`.
+    pub fn checked_add(&self, other: &Quantity) -> Option<Quantity> {
+        Some(Quantity {
+            nanos: self.nanos.checked_add(other.nanos)?,
+            format: if self.nanos == 0 {
+                other.format
+            } else {
+                self.format
+            },
+        })
+    }
+
+    /// `self - other`.
+    pub fn checked_sub(&self, other: &Quantity) -> Option<Quantity> {
+        Some(Quantity {
+            nanos: self.nanos.checked_sub(other.nanos)?,
+            format: if self.nanos == 0 {
+                other.format
+            } else {
+                self.format
+            },
+        })
     }
 }
 
@@ -248,5 +277,19 @@ mod tests {
         assert_eq!(q("1000m").partial_cmp(&q("1")), Some(Ordering::Equal));
         assert!(q("1").is_integer() && !q("1500m").is_integer());
         assert!(q("-1m").is_negative());
+    }
+
+    #[test]
+    fn sums_keep_the_receivers_format() {
+        let q = |s| Quantity::parse(s).unwrap();
+        let sum = |a, b| q(a).checked_add(&q(b)).unwrap().canonical();
+        assert_eq!(sum("32Gi", "32Gi"), "64Gi");
+        assert_eq!(sum("4", "500m"), "4500m");
+        assert_eq!(sum("0", "1Gi"), "1Gi");
+        assert_eq!(q("8").checked_sub(&q("250m")).unwrap().canonical(), "7750m");
+        assert_eq!(
+            q("1Gi").checked_sub(&q("512Mi")).unwrap().canonical(),
+            "512Mi"
+        );
     }
 }

@@ -10,6 +10,7 @@
 //!   and GET/CREATE of a custom resource with CEL rules beside the Secrets.
 //! - `bench patch`: PUT vs strategic-merge-patch vs server-side apply of
 //!   Deployments against a real `skein serve`.
+//! - `bench members`: one federation probing 50 member processes.
 
 /// The same allocator as the `skein` binary, so that the storage column and
 /// the bare server run on what Skein runs on.
@@ -22,6 +23,7 @@ mod client;
 mod cluster;
 mod custom;
 mod measure;
+mod members;
 mod patch;
 mod report;
 mod storage;
@@ -49,6 +51,10 @@ enum Command {
     /// Deployments on a real `skein serve` at concurrency 16. Needs
     /// `$SKEIN_BIN` (hack/bench.sh sets it).
     Patch(patch::Args),
+    /// One federation probing many `skein serve --role=member` processes:
+    /// its CPU and RSS, the probe period kept, and the time from a
+    /// member's death to `Ready=False`. Needs `$SKEIN_BIN`.
+    Members(members::Args),
     /// The bare server of `bench api` (started by it; not for direct use).
     #[command(hide = true)]
     BareServer(bare::Args),
@@ -65,6 +71,7 @@ fn main() -> anyhow::Result<()> {
         Command::Storage(args) => runtime.block_on(storage::run(args)),
         Command::Api(args) => runtime.block_on(api::run(args)),
         Command::Patch(args) => runtime.block_on(patch::run(args)),
+        Command::Members(args) => runtime.block_on(members::run(args)),
         Command::BareServer(args) => runtime.block_on(bare::serve(args)),
     }
 }

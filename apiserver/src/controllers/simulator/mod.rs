@@ -14,7 +14,10 @@
 pub mod cronjob;
 pub mod daemonset;
 pub mod job;
+pub mod nodes;
 pub mod owner_loop;
+pub mod pods;
+pub mod scheduler;
 pub mod statefulset;
 pub mod template;
 
@@ -26,6 +29,9 @@ use crate::controllers::informer::Informer;
 use crate::registry::{Registry, ResourceInfo, WriteOptions, resource};
 use crate::status::ApiError;
 
+/// The shared informers by (group, version, plural).
+type Informers = HashMap<(String, String, String), Informer>;
+
 /// What every simulator controller shares: the registry, the flags, and
 /// one informer per resource (created on first use, shared by all).
 #[derive(Clone)]
@@ -34,7 +40,7 @@ pub struct Sim {
     pub registry: Registry,
     /// The `--sim-*` flags.
     pub config: Arc<SimConfig>,
-    informers: Arc<Mutex<HashMap<(String, String, String), Informer>>>,
+    informers: Arc<Mutex<Informers>>,
 }
 
 impl Sim {
@@ -95,6 +101,9 @@ impl Sim {
 /// down.
 pub fn spawn_all(registry: &Registry, config: &SimConfig) {
     let sim = Sim::new(registry, config);
+    tokio::spawn(nodes::run(sim.clone()));
+    tokio::spawn(scheduler::run(sim.clone()));
+    tokio::spawn(pods::run(sim.clone()));
     tokio::spawn(statefulset::run(sim.clone()));
     tokio::spawn(daemonset::run(sim.clone()));
     tokio::spawn(job::run(sim.clone()));

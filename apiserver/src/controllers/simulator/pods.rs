@@ -1,0 +1,472 @@
+//! The simulated kubelet: runs the Pods bound to simulated Nodes through
+//! [`lifecycle::step`] — Running (IPs, container statuses), Ready after
+//! `--sim-pod-ready-delay`, never-ready, failing and Job Pods — and
+//! deletes Pods being deleted once no finalizer holds them.
+//!
+//! Contract:
+//! - Only Pods whose `spec.nodeName` is a simulated Node are touched.
+//! - Each Pod has at most one pending transition: the work queue keeps
+//!   one timer per Pod (`add_after`), and every write re-decides from the
+//!   stored Pod (a stale cache never writes an older state).
+//! - The simulation annotations are read from the Pod, then from its
+//!   controller (ReplicaSet, StatefulSet, DaemonSet, Job,
+//!   ReplicationController).
+//! - Pod IPs come from the Node's Pod CIDR (`.2` up), unique among the
+//!   Node's live Pods; a finished or deleted Pod's address is free again.
+
+pub mod lifecycle;
+
+use std::collections::HashMap;
+use std::net::Ipv4Addr;
+
+use serde_json::{Value, json};
+use time::OffsetDateTime;
+
+use super::template::{self, FAIL, NEVER_READY};
+use super::{Sim, nodes};
+use crate::controllers::informer::{Informer, Notice, ObjectKey};
+use crate::controllers::queue::{Item, WorkQueue};
+use crate::registry::{DeleteOptions, Target, object};
+use crate::status::ApiError;
+use lifecycle::{Facts, Step};
+
+/// The field manager of the kubelet's writes.
+const MANAGER: &str = "skein-sim-kubelet";
+
+/// Sets condition `type_` on `pod`'s status: `lastTransitionTime` is `now`
+/// when the status changes (or the condition is new), else kept;
+/// `reason` and `message` are replaced (`None` removes them).
+pub fn set_condition(
+    pod: &mut Value,
+    type_: &str,
+    status: &str,
+    reason: Option<&str>,
+    message: Option<&str>,
+    now: OffsetDateTime,
+) {
+    let now = nodes::timestamp(now);
+    if !pod.get("status").is_some_and(Value::is_object) {
+        pod["status"] = json!({});
+    }
+    let Some(s) = pod.get_mut("status").and_then(Value::as_object_mut) else {
+        return;
+    };
+    if !s.get("conditions").is_some_and(Value::is_array) {
+        s.insert("conditions".into(), json!([]));
+    }
+    let Some(list) = s.get_mut("conditions").and_then(Value::as_array_mut) else {
+        return;
+    };
+    let old = list
+        .iter()
+        .position(|c| c.get("type").and_then(Value::as_str) == Some(type_));
+    let since = old
+        .and_then(|i| list.get(i))
+        .filter(|c| c.get("status").and_then(Value::as_str) == Some(status))
+        .and_then(|c| c.get("lastTransitionTime").cloned())
+        .unwrap_or_else(|| json!(now));
+    let mut c = json!({
+        "type": type_,
+        "status": status,
+        "lastProbeTime": null,
+        "lastTransitionTime": since,
+    });
+    if let Some(r) = reason {
+        c["reason"] = json!(r);
+    }
+    if let Some(m) = message {
+        c["message"] = json!(m);
+    }
+    match old.and_then(|i| list.get_mut(i)) {
+        Some(slot) => *slot = c,
+        None => list.push(c),
+    }
+}
+
+/// The resource of a Pod controller kind whose annotations count.
+fn owner_resource(kind: &str) -> Option<(&'static str, &'static str, &'static str)> {
+    Some(match kind {
+        "ReplicaSet" => ("apps", "v1", "replicasets"),
+        "StatefulSet" => ("apps", "v1", "statefulsets"),
+        "DaemonSet" => ("apps", "v1", "daemonsets"),
+        "Job" => ("batch", "v1", "jobs"),
+        "ReplicationController" => ("", "v1", "replicationcontrollers"),
+        _ => return None,
+    })
+}
+
+/// `pod`'s controller ownerReference, if any.
+fn controller_ref(pod: &Value) -> Option<Value> {
+    object::owner_refs(pod)
+        .into_iter()
+        .find(|r| r.get("controller").and_then(Value::as_bool) == Some(true))
+}
+
+/// A Node's InternalIP.
+fn host_ip(node: &Value) -> String {
+    node.pointer("/status/addresses")
+        .and_then(Value::as_array)
+        .and_then(|a| {
+            a.iter()
+                .find(|x| x.get("type").and_then(Value::as_str) == Some("InternalIP"))
+        })
+        .and_then(|x| x.get("address"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The first address of a Node's Pod CIDR (`spec.podCIDR`).
+fn cidr_base(node: &Value) -> Option<Ipv4Addr> {
+    node.pointer("/spec/podCIDR")
+        .and_then(Value::as_str)
+        .and_then(|c| c.split('/').next())
+        .and_then(|ip| ip.parse().ok())
+}
+
+/// The lowest free Pod address of a `/24` starting at `base` (from `.2`),
+/// given the addresses in use.
+pub fn free_ip(base: Ipv4Addr, used: &[Ipv4Addr]) -> Option<Ipv4Addr> {
+    (2u32..255)
+        .map(|i| Ipv4Addr::from(u32::from(base).saturating_add(i)))
+        .find(|ip| !used.contains(ip))
+}
+
+struct Kubelet {
+    sim: Sim,
+    pods: Informer,
+    nodes: Informer,
+    owners: HashMap<&'static str, Informer>,
+    /// When this process started each Pod (uid), precisely.
+    started: HashMap<String, OffsetDateTime>,
+    /// Addresses handed out: Pod key → (uid, Node, address).
+    ips: HashMap<ObjectKey, (String, String, Ipv4Addr)>,
+}
+
+impl Kubelet {
+    /// Whether the annotation `key` is on `pod` or its controller.
+    async fn flag(&mut self, pod: &Value, key: &str) -> bool {
+        if template::has_flag(pod, key) {
+            return true;
+        }
+        let Some(owner) = controller_ref(pod) else {
+            return false;
+        };
+        let kind = owner.get("kind").and_then(Value::as_str).unwrap_or("");
+        let Some((group, version, plural)) = owner_resource(kind) else {
+            return false;
+        };
+        let informer = match self.owners.get(plural) {
+            Some(i) => i.clone(),
+            None => match self.sim.informer(group, version, plural) {
+                Ok(i) => {
+                    i.synced().await;
+                    self.owners.insert(plural, i.clone());
+                    i
+                }
+                Err(_) => return false,
+            },
+        };
+        let name = owner.get("name").and_then(Value::as_str).unwrap_or("");
+        let uid = owner.get("uid").and_then(Value::as_str).unwrap_or("");
+        informer
+            .get(&ObjectKey::new(object::namespace(pod), name))
+            .is_some_and(|o| object::uid(&o) == uid && template::has_flag(&o, key))
+    }
+
+    /// The Pod's address: the one it has, the one handed out, or the
+    /// lowest free one of its Node.
+    fn ip_for(&mut self, key: &ObjectKey, pod: &Value, node: &Value) -> Option<String> {
+        if let Some(ip) = pod.pointer("/status/podIP").and_then(Value::as_str)
+            && !ip.is_empty()
+        {
+            return Some(ip.to_owned());
+        }
+        let uid = object::uid(pod);
+        let node_name = object::name(node);
+        if let Some((u, n, ip)) = self.ips.get(key)
+            && u == uid
+            && n == node_name
+        {
+            return Some(ip.to_string());
+        }
+        let mut used: Vec<Ipv4Addr> = self
+            .pods
+            .list(|p| {
+                p.pointer("/spec/nodeName").and_then(Value::as_str) == Some(node_name)
+                    && !matches!(template::phase(p), "Succeeded" | "Failed")
+            })
+            .iter()
+            .filter_map(|p| {
+                p.pointer("/status/podIP")
+                    .and_then(Value::as_str)?
+                    .parse()
+                    .ok()
+            })
+            .collect();
+        used.extend(
+            self.ips
+                .values()
+                .filter(|(_, n, _)| n == node_name)
+                .map(|(_, _, ip)| *ip),
+        );
+        let ip = free_ip(cidr_base(node)?, &used)?;
+        self.ips
+            .insert(key.clone(), (uid.to_owned(), node_name.to_owned(), ip));
+        Some(ip.to_string())
+    }
+
+    /// Advances one Pod; `Some(delay)` when it must be looked at again.
+    async fn sync(&mut self, key: &ObjectKey) -> Result<Option<std::time::Duration>, ApiError> {
+        let Some(pod) = self.pods.get(key) else {
+            self.ips.remove(key);
+            return Ok(None);
+        };
+        let uid = object::uid(&pod).to_owned();
+        if matches!(template::phase(&pod), "Succeeded" | "Failed") {
+            self.ips.remove(key);
+            self.started.remove(&uid);
+        }
+        let node_name = pod
+            .pointer("/spec/nodeName")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let node = self.nodes.get(&ObjectKey::new("", node_name));
+        let on_simulated_node = node.as_deref().is_some_and(nodes::is_simulated);
+        let res = Sim::resource("", "v1", "pods")?;
+        if !on_simulated_node {
+            // No kubelet runs it; only a deletion can still complete.
+            if object::is_deleting(&pod) && object::finalizers(&pod).is_empty() {
+                self.delete(key, &uid).await?;
+            }
+            return Ok(None);
+        }
+        let Some(node) = node else { return Ok(None) };
+        let pod_ip = if template::phase(&pod) == "Pending" || template::phase(&pod).is_empty() {
+            match self.ip_for(key, &pod, &node) {
+                Some(ip) => ip,
+                None => {
+                    tracing::warn!(pod = %key, node = node_name, "no free pod address on the node");
+                    return Ok(None);
+                }
+            }
+        } else {
+            String::new()
+        };
+        let facts = Facts {
+            host_ip: host_ip(&node),
+            pod_ip,
+            never_ready: self.flag(&pod, NEVER_READY).await,
+            fail: self.flag(&pod, FAIL).await,
+            job: controller_ref(&pod)
+                .is_some_and(|r| r.get("kind").and_then(Value::as_str) == Some("Job")),
+            started: self
+                .started
+                .get(&uid)
+                .copied()
+                .or_else(|| lifecycle::start_time(&pod)),
+            ready_delay: self.sim.config.pod_ready_delay,
+            job_duration: self.sim.config.job_duration,
+        };
+        let now = OffsetDateTime::now_utc();
+        match lifecycle::step(&pod, &facts, now) {
+            Step::Idle => Ok(None),
+            Step::Wait(d) => Ok(Some(d)),
+            Step::Delete => {
+                self.delete(key, &uid).await?;
+                Ok(None)
+            }
+            Step::Write(_) => {
+                let starting = lifecycle::start_time(&pod).is_none();
+                let result = self
+                    .sim
+                    .registry
+                    .update_with(
+                        &res,
+                        &key.namespace,
+                        &key.name,
+                        Target::Status,
+                        &Sim::opts(MANAGER),
+                        |cur| {
+                            if object::uid(cur) != uid {
+                                return Ok(cur.clone());
+                            }
+                            Ok(match lifecycle::step(cur, &facts, now) {
+                                Step::Write(next) => next,
+                                _ => cur.clone(),
+                            })
+                        },
+                    )
+                    .await;
+                match result {
+                    Ok(_) => {
+                        if starting {
+                            self.started.insert(uid, now);
+                        }
+                        Ok(None)
+                    }
+                    Err(e) if e.reason() == "NotFound" => Ok(None),
+                    Err(e) => Err(e),
+                }
+            }
+        }
+    }
+
+    async fn delete(&self, key: &ObjectKey, uid: &str) -> Result<(), ApiError> {
+        let res = Sim::resource("", "v1", "pods")?;
+        let opts = DeleteOptions {
+            precondition_uid: Some(uid.to_owned()),
+            ..DeleteOptions::default()
+        };
+        match self
+            .sim
+            .registry
+            .delete(&res, &key.namespace, &key.name, &opts)
+            .await
+        {
+            Err(e) if !matches!(e.reason(), "NotFound" | "Conflict") => Err(e),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Whether the kubelet cares about `pod` (bound, or being deleted).
+fn interesting(pod: &Value) -> bool {
+    object::is_deleting(pod)
+        || pod
+            .pointer("/spec/nodeName")
+            .and_then(Value::as_str)
+            .is_some_and(|n| !n.is_empty())
+}
+
+/// Feeds the queue from the Pod and Node informers until they end.
+async fn feed(pods: Informer, nodes: Informer, queue: WorkQueue<ObjectKey>) {
+    let mut pod_notices = pods.subscription();
+    let mut node_notices = nodes.subscription();
+    let all = |queue: &WorkQueue<ObjectKey>| {
+        for p in pods.list(interesting) {
+            queue.add(ObjectKey::of(&p));
+        }
+    };
+    loop {
+        tokio::select! {
+            notice = pod_notices.next() => match notice {
+                Some(Notice::Applied(p)) if interesting(&p) => queue.add(ObjectKey::of(&p)),
+                Some(Notice::Deleted(p)) => queue.add(ObjectKey::of(&p)),
+                Some(Notice::Resync) => all(&queue),
+                Some(Notice::Applied(_)) => {}
+                None => return,
+            },
+            notice = node_notices.next() => match notice {
+                Some(Notice::Applied(n)) => {
+                    let name = object::name(&n).to_owned();
+                    for p in pods.list(|p| {
+                        p.pointer("/spec/nodeName").and_then(Value::as_str) == Some(name.as_str())
+                            && lifecycle::start_time(p).is_none()
+                    }) {
+                        queue.add(ObjectKey::of(&p));
+                    }
+                }
+                Some(Notice::Resync) => all(&queue),
+                Some(Notice::Deleted(_)) => {}
+                None => return,
+            },
+        }
+    }
+}
+
+/// Finishes one queue item: look again after `delay`, retry on error.
+fn finish(item: Item<ObjectKey>, result: Result<Option<std::time::Duration>, ApiError>) {
+    match result {
+        Ok(Some(delay)) => item.requeue_after(delay),
+        Ok(None) => {}
+        Err(e) => {
+            tracing::warn!(pod = %item.key(), error = %e, "simulated kubelet failed");
+            item.retry();
+        }
+    }
+}
+
+/// Runs the simulated kubelet until the runtime shuts down.
+pub async fn run(sim: Sim) {
+    let (pods, nodes) = match (
+        sim.informer("", "v1", "pods"),
+        sim.informer("", "v1", "nodes"),
+    ) {
+        (Ok(p), Ok(n)) => (p, n),
+        (Err(e), _) | (_, Err(e)) => {
+            tracing::error!(error = %e, "simulated kubelet disabled");
+            return;
+        }
+    };
+    let queue: WorkQueue<ObjectKey> = WorkQueue::new();
+    tokio::spawn(feed(pods.clone(), nodes.clone(), queue.clone()));
+    pods.synced().await;
+    nodes.synced().await;
+    for p in pods.list(interesting) {
+        queue.add(ObjectKey::of(&p));
+    }
+    let mut kubelet = Kubelet {
+        sim,
+        pods,
+        nodes,
+        owners: HashMap::new(),
+        started: HashMap::new(),
+        ips: HashMap::new(),
+    };
+    loop {
+        let item = queue.next().await;
+        let key = item.key().clone();
+        let result = kubelet.sync(&key).await;
+        finish(item, result);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conditions_keep_their_transition_time_until_the_status_changes() {
+        let t0 = OffsetDateTime::UNIX_EPOCH;
+        let t1 = t0 + time::Duration::seconds(5);
+        let mut pod = json!({"status": {}});
+        set_condition(
+            &mut pod,
+            "Ready",
+            "False",
+            Some("ContainersNotReady"),
+            Some("m"),
+            t0,
+        );
+        set_condition(
+            &mut pod,
+            "Ready",
+            "False",
+            Some("ContainersNotReady"),
+            Some("m2"),
+            t1,
+        );
+        let c = template::condition(&pod, "Ready").expect("ready");
+        assert_eq!(c["lastTransitionTime"], "1970-01-01T00:00:00Z");
+        assert_eq!(c["message"], "m2");
+        set_condition(&mut pod, "Ready", "True", None, None, t1);
+        let c = template::condition(&pod, "Ready").expect("ready");
+        assert_eq!(c["lastTransitionTime"], "1970-01-01T00:00:05Z");
+        assert!(c.get("reason").is_none());
+        assert_eq!(
+            pod["status"]["conditions"].as_array().map(Vec::len),
+            Some(1)
+        );
+    }
+
+    #[test]
+    fn addresses_skip_the_used_ones() {
+        let base = Ipv4Addr::new(10, 244, 1, 0);
+        assert_eq!(free_ip(base, &[]), Some(Ipv4Addr::new(10, 244, 1, 2)));
+        let used = [Ipv4Addr::new(10, 244, 1, 2), Ipv4Addr::new(10, 244, 1, 3)];
+        assert_eq!(free_ip(base, &used), Some(Ipv4Addr::new(10, 244, 1, 4)));
+        let full: Vec<Ipv4Addr> = (2u8..255).map(|i| Ipv4Addr::new(10, 244, 1, i)).collect();
+        assert_eq!(free_ip(base, &full), None);
+    }
+}
