@@ -100,16 +100,10 @@ async fn jobs_complete_two_at_a_time_and_failing_jobs_fail() {
     let dir = tempfile::tempdir().expect("tempdir");
     let server = member(&dir.path().join("data")).await;
     let api = Api::new(&server);
+    // The failing Jobs first: they wait out a 10 s backoff meanwhile.
     for (i, k) in kubectls.iter().enumerate() {
         let ns = format!("jobs-{i}");
         namespace(k, &server, &ns);
-        create(
-            k,
-            &server,
-            dir.path(),
-            &ns,
-            &job("pi", json!({"completions": 4, "parallelism": 2}), json!({})),
-        );
         create(
             k,
             &server,
@@ -124,6 +118,8 @@ async fn jobs_complete_two_at_a_time_and_failing_jobs_fail() {
     }
     for (i, k) in kubectls.iter().enumerate() {
         let ns = format!("jobs-{i}");
+        let spec = json!({"completions": 4, "parallelism": 2});
+        create(k, &server, dir.path(), &ns, &job("pi", spec, json!({})));
         // Watch the Job's Pods until it completes: never more than 2 run.
         let path = format!("/apis/batch/v1/namespaces/{ns}/jobs/pi");
         let pods_path =
@@ -411,7 +407,7 @@ async fn statefulsets_roll_out_in_order() {
             &["rollout", "status", "sts/web", "-n", &ns, "--timeout=30s"],
         );
         assert!(
-            out.contains("statefulset rolling update complete 3 pods at revision web-"),
+            out.ends_with("partitioned roll out complete: 3 new pods have been updated...\n"),
             "{out}"
         );
         let list = pods(k, &server, &ns, "app=web");
@@ -484,7 +480,7 @@ async fn statefulsets_roll_out_in_order() {
             &["rollout", "status", "sts/web", "-n", &ns, "--timeout=30s"],
         );
         assert!(
-            out.contains("statefulset rolling update complete 3 pods at revision web-"),
+            out.ends_with("partitioned roll out complete: 3 new pods have been updated...\n"),
             "{out}"
         );
         let s = get_json(k, &server, &["get", "sts", "web", "-n", &ns, "-o", "json"]);
