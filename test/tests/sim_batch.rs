@@ -389,6 +389,7 @@ async fn statefulsets_roll_out_in_order() {
     let kubectls = kubectl_binaries();
     let dir = tempfile::tempdir().expect("tempdir");
     let server = member(&dir.path().join("data")).await;
+    let api = Api::new(&server);
     for (i, k) in kubectls.iter().enumerate() {
         let ns = format!("sts-{i}");
         namespace(k, &server, &ns);
@@ -510,6 +511,60 @@ async fn statefulsets_roll_out_in_order() {
             &["get", "controllerrevisions", "-n", &ns, "-o", "name"],
         );
         assert_eq!(revs.lines().count(), 2, "{revs}");
+        // Undo: the first revision is renumbered as the newest.
+        let out = cli::ok(
+            k,
+            &server,
+            &["rollout", "undo", "sts/web", "--to-revision=1", "-n", &ns],
+        );
+        assert_eq!(out, "statefulset.apps/web rolled back\n");
+        cli::ok(
+            k,
+            &server,
+            &["rollout", "status", "sts/web", "-n", &ns, "--timeout=30s"],
+        );
+        let history = cli::ok(k, &server, &["rollout", "history", "sts/web", "-n", &ns]);
+        let revisions: Vec<&str> = history
+            .lines()
+            .skip(2)
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        assert_eq!(revisions, ["2", "3"], "{history}");
+        let s = get_json(k, &server, &["get", "sts", "web", "-n", &ns, "-o", "json"]);
+        assert_eq!(s["status"]["updateRevision"], first.as_str(), "{s:#}");
+        let s = wait_for(
+            &api,
+            &format!("/apis/apps/v1/namespaces/{ns}/statefulsets/web"),
+            Duration::from_secs(20),
+            "rolled back",
+            |s| {
+                s["status"]["currentRevision"] == first.as_str()
+                    && s["status"]["updatedReplicas"] == 3
+            },
+        )
+        .await;
+        assert_eq!(
+            s["spec"]["template"]["spec"]["containers"][0]["image"],
+            "nginx:1.27"
+        );
+        // Scale down: the highest ordinal goes first; claims stay (Retain).
+        cli::ok(k, &server, &["scale", "sts/web", "--replicas=1", "-n", &ns]);
+        wait_for(
+            &api,
+            &format!("/apis/apps/v1/namespaces/{ns}/statefulsets/web"),
+            Duration::from_secs(20),
+            "scaled down",
+            |s| s["status"]["replicas"] == 1 && s["status"]["readyReplicas"] == 1,
+        )
+        .await;
+        let names = cli::ok(
+            k,
+            &server,
+            &["get", "pods", "-n", &ns, "-l", "app=web", "-o", "name"],
+        );
+        assert_eq!(names, "pod/web-0\n");
+        let claims = cli::ok(k, &server, &["get", "pvc", "-n", &ns, "-o", "name"]);
+        assert_eq!(claims.lines().count(), 3, "{claims}");
     }
 }
 
