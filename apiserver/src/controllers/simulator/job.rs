@@ -16,6 +16,9 @@
 //!   `CompletionsReached`) and `completionTime`, as v1.33 does.
 //! - `suspend` deletes active Pods and sets `Suspended`; resuming resets
 //!   `startTime` (so the deadline counts from the resume).
+//! - Jobs with another `spec.managedBy` are left alone; a finished Job with
+//!   `ttlSecondsAfterFinished` is deleted (Foreground) once it expires, as
+//!   the TTL-after-finished controller does.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -49,8 +52,40 @@ pub struct JobPlan {
     pub delete: Vec<String>,
     /// The Job's new status.
     pub status: Value,
-    /// Look at the Job again after this long (a deadline or a backoff).
+    /// Look at the Job again after this long (a deadline, a backoff or
+    /// the TTL after it finished).
     pub requeue: Option<Duration>,
+    /// Delete the Job itself (Foreground): it finished more than
+    /// `ttlSecondsAfterFinished` ago (the TTL-after-finished controller).
+    pub expired: bool,
+}
+
+/// The `spec.managedBy` value of Jobs this controller manages (unset means
+/// the same); Jobs managed by another controller are left alone.
+pub const MANAGED_BY: &str = "kubernetes.io/job-controller";
+
+/// Whether this controller manages `job` (`spec.managedBy` unset or
+/// [`MANAGED_BY`]).
+pub fn is_managed(job: &Value) -> bool {
+    job.pointer("/spec/managedBy")
+        .and_then(Value::as_str)
+        .is_none_or(|m| m == MANAGED_BY)
+}
+
+/// When a finished Job finished: its `Complete` or `Failed` condition's
+/// transition time.
+fn finish_time(job: &Value) -> Option<OffsetDateTime> {
+    job.pointer("/status/conditions")
+        .and_then(Value::as_array)?
+        .iter()
+        .filter(|c| {
+            matches!(
+                c.get("type").and_then(Value::as_str),
+                Some("Complete" | "Failed")
+            ) && c.get("status").and_then(Value::as_str) == Some("True")
+        })
+        .filter_map(|c| c.get("lastTransitionTime").and_then(Value::as_str))
+        .find_map(parse_time)
 }
 
 /// A Job's condition `type_`, if True.
@@ -241,6 +276,18 @@ pub fn plan(job: &Value, pods: &[Value], now: OffsetDateTime) -> JobPlan {
     if is_finished(job) {
         out.delete = active.iter().map(|p| object::name(p).to_owned()).collect();
         out.status = Value::Object(status);
+        if let (Some(ttl), Some(done)) = (
+            job.pointer("/spec/ttlSecondsAfterFinished")
+                .and_then(Value::as_i64),
+            finish_time(job),
+        ) {
+            let expires = done + time::Duration::seconds(ttl);
+            if expires <= now {
+                out.expired = true;
+            } else {
+                out.requeue = Some(to_std(expires - now));
+            }
+        }
         return out;
     }
     let succeeded_pods: Vec<&Value> = pods
@@ -506,11 +553,16 @@ async fn sync(sim: &Sim, key: &ObjectKey) -> Result<Option<Duration>, ApiError> 
     let Some(job) = owner_loop::fresh(sim, &jobs, key).await? else {
         return Ok(None);
     };
-    if object::is_deleting(&job) {
+    if object::is_deleting(&job) || !is_managed(&job) {
         return Ok(None);
     }
     let pods = owner_loop::owned(sim, &pods_res, &key.namespace, object::uid(&job)).await?;
     let plan = plan(&job, &pods, owner_loop::now());
+    if plan.expired {
+        let propagation = Some(crate::registry::Propagation::Foreground);
+        owner_loop::delete(sim, &jobs, &key.namespace, &key.name, propagation).await?;
+        return Ok(None);
+    }
     for name in &plan.delete {
         owner_loop::delete(sim, &pods_res, &key.namespace, name, None).await?;
     }
@@ -706,6 +758,23 @@ mod tests {
     }
 
     #[test]
+    fn finished_jobs_expire_after_their_ttl() {
+        let mut j = job(json!({"ttlSecondsAfterFinished": 30}));
+        j["status"] = json!({"conditions": [{"type": "Complete", "status": "True",
+            "lastTransitionTime": "2026-01-01T00:00:00Z"}]});
+        let p = plan(&j, &[], t("2026-01-01T00:00:20Z"));
+        assert!(!p.expired);
+        assert_eq!(p.requeue.map(|d| d.as_secs()), Some(10));
+        assert!(plan(&j, &[], t("2026-01-01T00:00:30Z")).expired);
+        assert!(!plan(&job(json!({})), &[], t(NOW)).expired);
+        assert!(is_managed(&job(json!({}))));
+        assert!(is_managed(&job(json!({"managedBy": MANAGED_BY}))));
+        assert!(!is_managed(&job(
+            json!({"managedBy": "kueue.x-k8s.io/multikueue"})
+        )));
+    }
+
+    #[test]
     fn index_ranges_format_as_upstream() {
         let s: BTreeSet<i64> = [0, 1, 2, 4, 6, 7].into_iter().collect();
         assert_eq!(format_indexes(&s), "0-2,4,6-7");
@@ -713,5 +782,48 @@ mod tests {
         assert_eq!(failure_backoff(1), Duration::from_secs(10));
         assert_eq!(failure_backoff(3), Duration::from_secs(40));
         assert_eq!(failure_backoff(30), Duration::from_secs(360));
+    }
+
+    proptest::proptest! {
+        /// Whatever its Pods, a sync never leaves more than `parallelism`
+        /// Pods running, nor more than the completions still needed.
+        #[test]
+        fn never_more_than_parallelism(
+            completions in 1i64..8,
+            parallelism in 0i64..5,
+            phases in proptest::collection::vec(0u8..4, 0..10),
+            indexed in proptest::bool::ANY,
+        ) {
+            let mode = if indexed { "Indexed" } else { "NonIndexed" };
+            let j = job(json!({"completions": completions, "parallelism": parallelism,
+                "completionMode": mode, "backoffLimit": 100}));
+            let pods: Vec<Value> = phases
+                .iter()
+                .enumerate()
+                .map(|(n, ph)| {
+                    let phase = ["Pending", "Running", "Succeeded", "Failed"][usize::from(*ph)];
+                    let idx = i64::try_from(n).unwrap_or(0) % completions;
+                    pod(&format!("p{n}"), phase, indexed.then_some(idx))
+                })
+                .collect();
+            let p = plan(&j, &pods, t(NOW));
+            let active_after = pods
+                .iter()
+                .filter(|x| template::is_active(x))
+                .filter(|x| !p.delete.iter().any(|d| d == object::name(x)))
+                .count()
+                + p.create.len();
+            let succeeded: Vec<&Value> =
+                pods.iter().filter(|x| template::phase(x) == "Succeeded").collect();
+            let left = if indexed {
+                let done: BTreeSet<i64> = succeeded.iter().filter_map(|x| pod_index(x)).collect();
+                completions - count(done.len())
+            } else {
+                completions - count(succeeded.len())
+            };
+            proptest::prop_assert!(count(active_after) <= parallelism.min(left.max(0)));
+            let reported = p.status.get("active").and_then(Value::as_i64).unwrap_or(0);
+            proptest::prop_assert_eq!(reported, count(active_after));
+        }
     }
 }

@@ -7,7 +7,8 @@
 //!   before the Pod, never deleted: the Retain policy).
 //! - `OrderedReady`: one Pod at a time, the next once the previous is
 //!   Running and Ready; scale-down from the highest ordinal, one at a
-//!   time, only while every other Pod is healthy. `Parallel`: all at once.
+//!   time, once every remaining replica is healthy (an unhealthy condemned
+//!   Pod only when it is the first unhealthy one). `Parallel`: all at once.
 //! - Revisions are ControllerRevisions ([`history`]). `RollingUpdate`
 //!   replaces Pods from the highest ordinal down to `partition`, one at a
 //!   time, each once the others are healthy; `OnDelete` only gives new
@@ -270,7 +271,12 @@ pub fn plan(
             return out;
         }
     }
-    // Scale down: the highest condemned ordinal first.
+    // Scale down: the highest condemned ordinal first; in order, an
+    // unhealthy one only when it is the first unhealthy Pod (upstream).
+    let first_unhealthy = by_ordinal
+        .iter()
+        .find(|(_, p)| !healthy(p))
+        .map(|(o, _)| *o);
     for (ord, pod) in by_ordinal.iter().rev() {
         if valid.contains(ord) {
             continue;
@@ -280,6 +286,9 @@ pub fn plan(
                 return out;
             }
             continue;
+        }
+        if monotonic && !healthy(pod) && first_unhealthy != Some(*ord) {
+            return out;
         }
         out.delete.push(object::name(pod).to_owned());
         if monotonic {
@@ -527,5 +536,46 @@ mod tests {
             ordinal("web", &json!({"metadata": {"name": "web-a"}})),
             None
         );
+    }
+
+    proptest::proptest! {
+        /// OrderedReady: at most one change a sync; a Pod is created only
+        /// when every lower ordinal is Running and Ready, and deleted only
+        /// when every other Pod is.
+        #[test]
+        fn ordered_ready_changes_one_pod_behind_healthy_ones(
+            replicas in 0i64..5,
+            states in proptest::collection::vec(0u8..3, 0..6),
+        ) {
+            let s = set(json!({"replicas": replicas}));
+            let t = tpl();
+            // state 0: missing, 1: not ready, 2: ready.
+            let pods: Vec<Value> = states
+                .iter()
+                .enumerate()
+                .filter(|(_, st)| **st > 0)
+                .map(|(o, st)| pod(i64::try_from(o).unwrap_or(0), "r1", *st == 2))
+                .collect();
+            let p = plan(&s, &pods, ("r1", &t), ("r1", &t), 0, now());
+            proptest::prop_assert!(p.create.len() + p.delete.len() <= 1);
+            let healthy_below = |o: i64| {
+                (0..o).all(|k| {
+                    states.get(usize::try_from(k).unwrap_or(0)).copied() == Some(2)
+                })
+            };
+            for c in &p.create {
+                let o = ordinal("web", c).unwrap_or(-1);
+                proptest::prop_assert!(o >= 0 && o < replicas && healthy_below(o));
+            }
+            for d in &p.delete {
+                let o = ordinal("web", &json!({"metadata": {"name": d}})).unwrap_or(-1);
+                proptest::prop_assert!(o >= replicas);
+                let target = pods.iter().find(|x| object::name(x) == d);
+                proptest::prop_assert!(
+                    target.is_some_and(healthy)
+                        || pods.iter().filter(|x| object::name(x) != d).all(healthy)
+                );
+            }
+        }
     }
 }

@@ -489,4 +489,40 @@ mod tests {
         let (recent, _) = most_recent(&m, Tz::UTC, top, t("2026-05-21T10:00:30Z"), None);
         assert_eq!(recent, Some(t("2026-05-21T10:00:00Z")));
     }
+
+    proptest::proptest! {
+        /// `next` is strictly later, on a minute the fields allow, and no
+        /// allowed minute lies between.
+        #[test]
+        fn next_is_the_first_matching_minute_after(
+            minute in 0u32..60,
+            step in 1u32..30,
+            hour in proptest::option::of(0u32..24),
+            dow in proptest::option::of(0u32..7),
+            after in 1_700_000_000i64..1_900_000_000,
+        ) {
+            let text = format!(
+                "{minute}/{step} {} * * {}",
+                hour.map_or("*".to_owned(), |h| h.to_string()),
+                dow.map_or("*".to_owned(), |d| d.to_string()),
+            );
+            let s = Schedule::parse(&text).expect("schedule");
+            let t0 = DateTime::from_timestamp(after, 0).expect("time");
+            let n = s.next(t0, Tz::UTC).expect("an activation");
+            proptest::prop_assert!(n > t0);
+            let ok = |d: DateTime<Utc>| {
+                d.minute() >= minute && (d.minute() - minute) % step == 0
+                    && hour.is_none_or(|h| d.hour() == h)
+                    && dow.is_none_or(|w| d.weekday().num_days_from_sunday() == w)
+            };
+            proptest::prop_assert!(ok(n), "{text}: {n}");
+            proptest::prop_assert_eq!(n.second(), 0);
+            // No earlier matching minute (checked over the first 3 hours).
+            let mut c = t0.with_second(0).expect("minute") + Duration::minutes(1);
+            while c < n && c < t0 + Duration::hours(3) {
+                proptest::prop_assert!(!ok(c), "{text}: {c} before {n}");
+                c += Duration::minutes(1);
+            }
+        }
+    }
 }
