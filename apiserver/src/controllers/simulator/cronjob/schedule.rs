@@ -511,7 +511,7 @@ mod tests {
             let n = s.next(t0, Tz::UTC).expect("an activation");
             proptest::prop_assert!(n > t0);
             let ok = |d: DateTime<Utc>| {
-                d.minute() >= minute && (d.minute() - minute) % step == 0
+                d.minute() >= minute && (d.minute() - minute).is_multiple_of(step)
                     && hour.is_none_or(|h| d.hour() == h)
                     && dow.is_none_or(|w| d.weekday().num_days_from_sunday() == w)
             };
