@@ -1,7 +1,8 @@
 //! The CronJob controller, as kube-controller-manager v1.33's
 //! (pkg/controller/cronjob, the v2 controller):
-//! - Keeps `status.active` equal to the CronJob's unfinished Jobs and
-//!   `status.lastSuccessfulTime` to the newest completion.
+//! - Keeps in `status.active` the Jobs it created that still run; a Job
+//!   leaving it successfully sets `status.lastSuccessfulTime`. Jobs it did
+//!   not create are not adopted (as upstream).
 //! - At each activation of `spec.schedule` ([`schedule`], in
 //!   `spec.timeZone` or a `CRON_TZ=` prefix, else UTC) creates the Job
 //!   `<cronjob>-<minutes since the epoch>` from `spec.jobTemplate`,
@@ -129,11 +130,29 @@ pub fn plan(cj: &Value, jobs: &[Value], now: DateTime<Utc>) -> CronPlan {
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
-    // Active list = unfinished Jobs; newest success.
-    let mut active: Vec<&Value> = jobs.iter().filter(|j| !job::is_finished(j)).collect();
+    // The active list keeps the Jobs it lists that still run; those that
+    // finished leave it, a success setting lastSuccessfulTime. Jobs it never
+    // listed (e.g. `kubectl create job --from=cronjob/…`) are not adopted,
+    // as upstream.
+    let listed: Vec<&str> = cj
+        .pointer("/status/active")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.get("uid").and_then(Value::as_str))
+        .collect();
+    let ours: Vec<&Value> = jobs
+        .iter()
+        .filter(|j| listed.contains(&object::uid(j)))
+        .collect();
+    let mut active: Vec<&Value> = ours
+        .iter()
+        .copied()
+        .filter(|j| !job::is_finished(j))
+        .collect();
     active.sort_by_key(|j| object::name(j).to_owned());
     let mut last_success = time_at(cj, "/status/lastSuccessfulTime");
-    for j in jobs.iter().filter(|j| job::has_condition(j, "Complete")) {
+    for j in ours.iter().filter(|j| job::has_condition(j, "Complete")) {
         if let Some(done) = time_at(j, "/status/completionTime")
             && last_success.is_none_or(|l| done > l)
         {
@@ -367,13 +386,29 @@ mod tests {
     fn concurrency_policies() {
         let running = [job("hello-1", None, "2026-01-01T10:00:00Z")];
         let now = t("2026-01-01T10:01:30Z");
-        let forbid = plan(&cj(json!({"concurrencyPolicy": "Forbid"})), &running, now);
+        let listed = |spec: Value| {
+            let mut c = cj(spec);
+            c["status"] = json!({"active": [{"name": "hello-1", "uid": "u-hello-1"}]});
+            c
+        };
+        // A Job the CronJob did not create does not count.
+        let manual = plan(&cj(json!({"concurrencyPolicy": "Forbid"})), &running, now);
+        assert!(manual.create.is_some());
+        let forbid = plan(
+            &listed(json!({"concurrencyPolicy": "Forbid"})),
+            &running,
+            now,
+        );
         assert!(forbid.create.is_none());
         assert_eq!(forbid.status["active"][0]["name"], "hello-1");
-        let replace = plan(&cj(json!({"concurrencyPolicy": "Replace"})), &running, now);
+        let replace = plan(
+            &listed(json!({"concurrencyPolicy": "Replace"})),
+            &running,
+            now,
+        );
         assert!(replace.create.is_some());
         assert_eq!(replace.delete, ["hello-1"]);
-        let allow = plan(&cj(json!({})), &running, now);
+        let allow = plan(&listed(json!({})), &running, now);
         assert!(allow.create.is_some() && allow.delete.is_empty());
     }
 
@@ -406,7 +441,8 @@ mod tests {
             job("c", Some("Failed"), "2026-01-01T10:03:00Z"),
             job("d", Some("Failed"), "2026-01-01T10:04:00Z"),
         ];
-        let c = cj(json!({"successfulJobsHistoryLimit": 1, "failedJobsHistoryLimit": 1}));
+        let mut c = cj(json!({"successfulJobsHistoryLimit": 1, "failedJobsHistoryLimit": 1}));
+        c["status"] = json!({"active": [{"uid": "u-a"}, {"uid": "u-b"}]});
         let p = plan(&c, &jobs, t("2026-01-01T10:04:30Z"));
         assert_eq!(p.delete, ["a", "c"]);
         assert_eq!(p.status["lastSuccessfulTime"], "2026-01-01T10:02:00Z");
