@@ -235,7 +235,7 @@ async fn jobs_complete_two_at_a_time_and_failing_jobs_fail() {
 }
 
 #[tokio::test]
-async fn indexed_jobs_complete_every_index() {
+async fn indexed_suspended_and_deadline_jobs() {
     let kubectls = kubectl_binaries();
     let dir = tempfile::tempdir().expect("tempdir");
     let server = member(&dir.path().join("data")).await;
@@ -274,6 +274,115 @@ async fn indexed_jobs_complete_every_index() {
             .collect();
         indexes.sort();
         assert_eq!(indexes, ["0", "1", "2"]);
+
+        // A suspended Job starts no Pod until resumed.
+        create(
+            k,
+            &server,
+            dir.path(),
+            &ns,
+            &job("later", json!({"suspend": true}), json!({})),
+        );
+        let out = cli::ok(
+            k,
+            &server,
+            &[
+                "wait",
+                "--for=condition=suspended",
+                "job/later",
+                "-n",
+                &ns,
+                "--timeout=30s",
+            ],
+        );
+        assert_eq!(out, "job.batch/later condition met\n");
+        let j = get_json(
+            k,
+            &server,
+            &["get", "job", "later", "-n", &ns, "-o", "json"],
+        );
+        assert_eq!(j["status"].get("startTime"), None, "{j:#}");
+        assert!(pods(k, &server, &ns, "batch.kubernetes.io/job-name=later").is_empty());
+        cli::ok(
+            k,
+            &server,
+            &[
+                "patch",
+                "job",
+                "later",
+                "-n",
+                &ns,
+                "--type=merge",
+                "-p",
+                r#"{"spec":{"suspend":false}}"#,
+            ],
+        );
+        let out = cli::ok(
+            k,
+            &server,
+            &[
+                "wait",
+                "--for=condition=complete",
+                "job/later",
+                "-n",
+                &ns,
+                "--timeout=30s",
+            ],
+        );
+        assert_eq!(out, "job.batch/later condition met\n");
+        let j = get_json(
+            k,
+            &server,
+            &["get", "job", "later", "-n", &ns, "-o", "json"],
+        );
+        let suspended = j["status"]["conditions"]
+            .as_array()
+            .and_then(|cs| cs.iter().find(|c| c["type"] == "Suspended"))
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(
+            (&suspended["status"], &suspended["reason"]),
+            (&json!("False"), &json!("JobResumed")),
+            "{j:#}"
+        );
+
+        // Ten Pods one at a time take 5 s: a 1 s deadline fails the Job.
+        let spec = json!({"completions": 10, "parallelism": 1, "activeDeadlineSeconds": 1});
+        create(k, &server, dir.path(), &ns, &job("slow", spec, json!({})));
+        let out = cli::ok(
+            k,
+            &server,
+            &[
+                "wait",
+                "--for=condition=failed",
+                "job/slow",
+                "-n",
+                &ns,
+                "--timeout=30s",
+            ],
+        );
+        assert_eq!(out, "job.batch/slow condition met\n");
+        let j = get_json(k, &server, &["get", "job", "slow", "-n", &ns, "-o", "json"]);
+        let reasons: Vec<(&str, &str)> = j["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| Some((c["type"].as_str()?, c["reason"].as_str()?)))
+            .collect();
+        assert_eq!(
+            reasons,
+            [
+                ("FailureTarget", "DeadlineExceeded"),
+                ("Failed", "DeadlineExceeded")
+            ],
+            "{j:#}"
+        );
+        let left = pods(k, &server, &ns, "batch.kubernetes.io/job-name=slow");
+        assert!(
+            left.iter()
+                .all(|p| matches!(p["status"]["phase"].as_str(), Some("Succeeded" | "Failed"))),
+            "active Pods of a failed Job are deleted: {left:#?}"
+        );
     }
 }
 
