@@ -11,10 +11,13 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    server::init_logging();
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve(config) => server::run(*config).await,
+        Command::Serve(config) => {
+            // Only the server logs; the client subcommands print one line.
+            server::init_logging();
+            server::run(*config).await
+        }
         Command::Join(args) => skein_apiserver::cli::join::run(args).await,
         Command::Unjoin(args) => skein_apiserver::cli::join::unjoin(args).await,
     }

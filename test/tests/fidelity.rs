@@ -107,6 +107,7 @@ async fn discovery_serves_exactly_upstream_v1_33_defaults() {
                 format!("federation.skein.io/v1alpha1 {r}/status"),
             ]
         })
+        .chain(["federation.skein.io/v1alpha1 clusters/proxy".to_owned()])
         .collect();
     for (how, all) in [
         ("legacy", legacy_discovery(&api).await),

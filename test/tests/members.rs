@@ -438,8 +438,9 @@ async fn three_members_on_the_default_period() {
 
 /// Credentials that cannot work: a wrong token (`Unauthorized`), a
 /// kubeconfig with an exec plugin and a Secret that does not exist yet
-/// (`InvalidCredentials`, with the reason in the message); creating the
-/// missing Secret makes its Cluster Ready. Then inventory from Nodes and
+/// (`InvalidCredentials`, with the reason in the message); a member that
+/// never answers is `Unknown`, then `Unreachable` after the 3 s timeout;
+/// creating the missing Secret makes its Cluster Ready. Then inventory from Nodes and
 /// Pods created on the member by hand.
 #[tokio::test]
 async fn credentials_and_inventory() {
@@ -467,6 +468,14 @@ async fn credentials_and_inventory() {
         "command": "aws", "args": ["eks", "get-token"]}}),
     );
     let good = with_user(json!({"token": "good-token"}));
+    // A member that accepts connections and never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a silent port");
+    let mut slow: Value = serde_json::from_str(&good).expect("JSON");
+    slow["clusters"][0]["cluster"]["server"] = json!(format!(
+        "https://{}",
+        silent.local_addr().expect("silent address")
+    ));
+    let slow = slow.to_string();
     apply(
         k,
         &fed,
@@ -478,9 +487,18 @@ async fn credentials_and_inventory() {
             secret("exec", &exec),
             cluster("exec", "exec"),
             cluster("late", "late"),
+            secret("slow", &slow),
+            cluster("slow", "slow"),
         ],
     );
     let api = Api::new(&fed);
+    // Before its first probe answers (it times out after 3 s), Ready is
+    // Unknown.
+    let c = wait_for(&api, &fed, "slow", Duration::from_secs(2), "Unknown", |c| {
+        ready(c)["status"] == "Unknown"
+    })
+    .await;
+    assert_eq!(ready(&c)["reason"], "Pending", "{c:#}");
     let not_ready = |c: &Value| ready(c)["status"] == "False";
     let c = wait_for(
         &api,
@@ -527,6 +545,22 @@ async fn credentials_and_inventory() {
     assert_eq!(
         ready(&c)["message"],
         "secret \"skein-system/late\" not found",
+        "{c:#}"
+    );
+    let c = wait_for(
+        &api,
+        &fed,
+        "slow",
+        Duration::from_secs(10),
+        "False",
+        not_ready,
+    )
+    .await;
+    assert_eq!(ready(&c)["reason"], "Unreachable", "{c:#}");
+    assert!(
+        ready(&c)["message"]
+            .as_str()
+            .is_some_and(|m| m.ends_with("/readyz: no answer within 3s")),
         "{c:#}"
     );
     for k in &kubectls {
@@ -690,8 +724,8 @@ async fn health_on_etcd() {
 }
 
 /// Inventory from a simulated member (needs the workload simulator): its
-/// Nodes, region and zones, allocatable CPU, and a Deployment's requests
-/// lowering the available CPU within one probe period.
+/// Nodes, region and zones, allocatable CPU, a bound Pod's request lowering
+/// the available CPU within one probe period, then a Deployment's.
 #[tokio::test]
 async fn inventory_of_a_simulated_member() {
     let kubectls = kubectl_binaries();
@@ -734,6 +768,46 @@ async fn inventory_of_a_simulated_member() {
     };
     let before = cpu(&c);
     assert!(before > 0, "{c:#}");
+    // A Pod the simulated scheduler binds: within one probe period (2 s)
+    // of its binding, the Cluster shows its CPU taken.
+    let pod = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "solo", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "nginx",
+            "resources": {"requests": {"cpu": "250m"}}}]}});
+    let file = dir.path().join("solo.json");
+    fs::write(&file, pod.to_string()).expect("write the Pod");
+    member.kubectl(k, &["create", "-f", &file.to_string_lossy()]);
+    let start = Instant::now();
+    while member
+        .kubectl(
+            k,
+            &["get", "pod", "solo", "-o", "jsonpath={.spec.nodeName}"],
+        )
+        .is_empty()
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "Pod solo never bound"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let bound = Instant::now();
+    wait_for(
+        &api,
+        &fed,
+        "eu-1",
+        Duration::from_secs(10),
+        "with 250m CPU less available",
+        |c| cpu(c) == before - 250,
+    )
+    .await;
+    assert!(
+        bound.elapsed() < Duration::from_millis(3500),
+        "available CPU lowered {:?} after the binding",
+        bound.elapsed()
+    );
+    // A Deployment's Pods (the simulator's Deployment controller).
+    let before = before - 250;
     let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": "web", "namespace": "default"},
         "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},

@@ -2,4 +2,9 @@
 //! talk to a running federation through its API with the `kube` client,
 //! like any other client would.
 
+pub mod federation;
 pub mod join;
+pub mod labels;
+pub mod member;
+pub mod member_kubeconfig;
+pub mod report;

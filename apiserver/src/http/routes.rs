@@ -6,7 +6,7 @@ use axum::response::IntoResponse;
 use axum::routing::{any, get};
 
 use super::status::ApiError;
-use super::{AppState, api, authn, health, metrics, version};
+use super::{AppState, api, authn, cluster_proxy, health, metrics, version};
 use crate::openapi;
 
 /// The whole HTTP application, without TLS. Tests drive it with
@@ -26,6 +26,9 @@ pub fn app(state: AppState) -> Router {
         .route("/api/{*rest}", any(api::handle))
         .route("/apis", any(api::handle))
         .route("/apis/{*rest}", any(api::handle))
+        .route(CLUSTER_PROXY[0], any(cluster_proxy::handle))
+        .route(CLUSTER_PROXY[1], any(cluster_proxy::handle))
+        .route(CLUSTER_PROXY[2], any(cluster_proxy::handle))
         .route("/openapi/v2", get(openapi::handler::v2))
         .route("/openapi/v3", get(openapi::handler::v3_index))
         .route("/openapi/v3/", get(openapi::handler::v3_index))
@@ -40,6 +43,14 @@ pub fn app(state: AppState) -> Router {
         .layer(middleware::from_fn(authn::authenticate))
         .with_state(state)
 }
+
+/// The `clusters/proxy` routes (`http/cluster_proxy.rs`): they take the raw
+/// request, so the proxied path, query and body reach the member as sent.
+const CLUSTER_PROXY: [&str; 3] = [
+    "/apis/federation.skein.io/v1alpha1/clusters/{name}/proxy",
+    "/apis/federation.skein.io/v1alpha1/clusters/{name}/proxy/",
+    "/apis/federation.skein.io/v1alpha1/clusters/{name}/proxy/{*path}",
+];
 
 async fn not_found() -> impl IntoResponse {
     super::not_found::page_not_found()

@@ -159,6 +159,9 @@ fn proxy_path(kind: &str) -> Param {
             "Path is the part of URLs that include service endpoints, suffixes, and parameters to use for the current proxy request to service. For example, the whole request URL is http://localhost/api/v1/namespaces/kube-system/services/elasticsearch-logging/_search?q=user:kimchy. Path is _search?q=user:kimchy."
         }
         "Node" => "Path is the URL path to use for the current proxy request to node.",
+        "Cluster" => {
+            "Path is the URL path to use for the current proxy request to the member cluster."
+        }
         _ => "Path is the URL path to use for the current proxy request to pod.",
     };
     query("path", "string", description)

@@ -13,7 +13,9 @@
 
 pub mod cronjob;
 pub mod daemonset;
+pub mod endpoints;
 pub mod job;
+pub mod loadbalancer;
 pub mod nodes;
 pub mod owner_loop;
 pub mod pods;
@@ -104,6 +106,8 @@ pub fn spawn_all(registry: &Registry, config: &SimConfig) {
     tokio::spawn(nodes::run(sim.clone()));
     tokio::spawn(scheduler::run(sim.clone()));
     tokio::spawn(pods::run(sim.clone()));
+    tokio::spawn(endpoints::run(sim.clone()));
+    tokio::spawn(loadbalancer::run(sim.clone()));
     tokio::spawn(statefulset::run(sim.clone()));
     tokio::spawn(daemonset::run(sim.clone()));
     tokio::spawn(job::run(sim.clone()));

@@ -14,6 +14,7 @@
 //! - Pod IPs come from the Node's Pod CIDR (`.2` up), unique among the
 //!   Node's live Pods; a finished or deleted Pod's address is free again.
 
+pub mod events;
 pub mod lifecycle;
 
 use std::collections::HashMap;
@@ -299,10 +300,23 @@ impl Kubelet {
                     )
                     .await;
                 match result {
-                    Ok(_) => {
+                    Ok(written) => {
                         if starting {
                             self.started.insert(uid, now);
                         }
+                        let restarts = |p: &Value| {
+                            p.pointer("/status/containerStatuses/0/restartCount")
+                                .and_then(Value::as_u64)
+                                .unwrap_or(0)
+                        };
+                        let recorded = if starting && lifecycle::start_time(&written).is_some() {
+                            events::started(&written, node_name, now)
+                        } else if restarts(&written) > restarts(&pod) {
+                            events::back_off(&written, node_name, now)
+                        } else {
+                            Vec::new()
+                        };
+                        events::record(&self.sim, recorded).await;
                         Ok(None)
                     }
                     Err(e) if e.reason() == "NotFound" => Ok(None),

@@ -23,6 +23,7 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 
 use super::Sim;
+use super::pods::events::{self, Source};
 use super::pods::set_condition;
 use super::template;
 use crate::controllers::informer::{Informer, Notice, ObjectKey};
@@ -175,6 +176,17 @@ impl Scheduler {
                 match result {
                     Ok(bound) => {
                         tracing::debug!(pod = %key, node, "scheduled");
+                        let message = format!("Successfully assigned {key} to {node}");
+                        let now = OffsetDateTime::now_utc();
+                        let e = events::event(
+                            &bound,
+                            "Normal",
+                            "Scheduled",
+                            &message,
+                            Source::Scheduler,
+                            now,
+                        );
+                        events::record(&self.sim, vec![e]).await;
                         self.assumed.insert(key.clone(), (uid, bound));
                         Ok(())
                     }
@@ -207,7 +219,20 @@ impl Scheduler {
                     .await;
                 match result {
                     Err(e) if e.reason() != "NotFound" => Err(e),
-                    _ => Ok(()),
+                    Err(_) => Ok(()),
+                    Ok(written) => {
+                        let now = OffsetDateTime::now_utc();
+                        let e = events::event(
+                            &written,
+                            "Warning",
+                            "FailedScheduling",
+                            &why.message,
+                            Source::Scheduler,
+                            now,
+                        );
+                        events::record(&self.sim, vec![e]).await;
+                        Ok(())
+                    }
                 }
             }
         }

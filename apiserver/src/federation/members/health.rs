@@ -139,7 +139,10 @@ impl Health {
         let text = |k: &str| condition.get(k).and_then(serde_json::Value::as_str);
         let status = text("status").map_or(Status::Unknown, Status::parse);
         if status == Status::Unknown {
-            return Health::unknown();
+            return Health {
+                last_transition: text("lastTransitionTime").map(str::to_owned),
+                ..Health::unknown()
+            };
         }
         Health {
             status,

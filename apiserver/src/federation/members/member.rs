@@ -44,7 +44,9 @@ impl Member {
         timeout: Duration,
     ) -> Result<Member, CredentialError> {
         let mut config = credentials::config(kubeconfig, context).await?;
-        config.connect_timeout = Some(timeout);
+        // The probe's own deadline (`timeout` per call) speaks first, with
+        // a clear message; this only bounds a connect left behind by it.
+        config.connect_timeout = Some(timeout.saturating_mul(2));
         config.default_retry = false;
         let client = kube::Client::try_from(config)
             .map_err(|e| CredentialError::Malformed(e.to_string()))?;

@@ -3,7 +3,8 @@
 //!
 //! Contract of [`next_status`]:
 //! - The `Ready` condition is replaced (other conditions are kept, in
-//!   place); its `lastProbeTime` and `status.lastProbeTime` are `now`.
+//!   place); its `lastProbeTime` and `status.lastProbeTime` are `now`
+//!   when a probe ran.
 //! - Inventory fields are written only when this probe observed them
 //!   (`Some`); otherwise the last observed values stay, so an unreachable
 //!   member still shows what it last had.
@@ -22,6 +23,9 @@ pub struct Observation<'a> {
     pub health: &'a Health,
     /// The probe's time (RFC 3339).
     pub now: &'a str,
+    /// Whether a probe ran: `false` for the `Unknown` status written
+    /// before the first one (no `lastProbeTime` then).
+    pub probed: bool,
     /// The Cluster's `metadata.generation` the probe ran with.
     pub generation: i64,
     /// Node and Pod inventory, when the lists were read.
@@ -49,17 +53,19 @@ pub fn next_status(current: Option<&Value>, obs: &Observation<'_>) -> Value {
         _ => Map::new(),
     };
     let h = obs.health;
-    let mut ready = json!({
-        "type": "Ready",
-        "status": h.status.as_str(),
-        "observedGeneration": obs.generation,
-        "lastProbeTime": obs.now,
-        "reason": h.reason,
-        "message": h.message,
-    });
-    if let (Some(t), Some(m)) = (&h.last_transition, ready.as_object_mut()) {
-        m.insert("lastTransitionTime".into(), json!(t));
+    let mut ready = Map::new();
+    ready.insert("type".into(), json!("Ready"));
+    ready.insert("status".into(), json!(h.status.as_str()));
+    ready.insert("observedGeneration".into(), json!(obs.generation));
+    if obs.probed {
+        ready.insert("lastProbeTime".into(), json!(obs.now));
     }
+    if let Some(t) = &h.last_transition {
+        ready.insert("lastTransitionTime".into(), json!(t));
+    }
+    ready.insert("reason".into(), json!(h.reason));
+    ready.insert("message".into(), json!(h.message));
+    let ready = Value::Object(ready);
     let mut conditions: Vec<Value> = status
         .get("conditions")
         .and_then(Value::as_array)
@@ -74,7 +80,9 @@ pub fn next_status(current: Option<&Value>, obs: &Observation<'_>) -> Value {
     }
     status.insert("conditions".into(), Value::Array(conditions));
     status.insert("observedGeneration".into(), json!(obs.generation));
-    status.insert("lastProbeTime".into(), json!(obs.now));
+    if obs.probed {
+        status.insert("lastProbeTime".into(), json!(obs.now));
+    }
     if let Some(v) = obs.version {
         status.insert("kubernetesVersion".into(), json!(v));
     }
@@ -138,6 +146,7 @@ mod tests {
             &Observation {
                 health: &h,
                 now: "2026-01-01T00:00:00Z",
+                probed: true,
                 generation: 2,
                 inventory: Some(&inv),
                 version: Some("v1.33.0"),
@@ -188,6 +197,7 @@ mod tests {
             &Observation {
                 health: &h,
                 now: "t9",
+                probed: true,
                 generation: 1,
                 inventory: None,
                 version: None,
@@ -206,6 +216,35 @@ mod tests {
         assert_eq!(
             ready_condition(Some(&s)).and_then(|c| c.get("reason")),
             Some(&json!("Unreachable"))
+        );
+    }
+
+    #[test]
+    fn before_the_first_probe_ready_is_unknown() {
+        let h = Health {
+            last_transition: Some("t0".into()),
+            ..Health::unknown()
+        };
+        let s = next_status(
+            None,
+            &Observation {
+                health: &h,
+                now: "t0",
+                probed: false,
+                generation: 1,
+                inventory: None,
+                version: None,
+                served: None,
+            },
+        );
+        assert_eq!(
+            s,
+            json!({
+                "conditions": [{"type": "Ready", "status": "Unknown", "observedGeneration": 1,
+                    "lastTransitionTime": "t0", "reason": "Pending",
+                    "message": "the member has not been probed yet"}],
+                "observedGeneration": 1,
+            })
         );
     }
 }

@@ -4,6 +4,8 @@
 //! [`super::events`].
 //!
 //! Contract:
+//! - Until its first probe answers, a Cluster with no Ready condition is
+//!   given one with status `Unknown` (reason `Pending`).
 //! - Probes are scheduled by deadline (every `--cluster-probe-period`
 //!   from the worker's start; a probe that overruns skips the deadlines it
 //!   missed rather than bunching up); the first one runs at once. Each
@@ -119,6 +121,26 @@ pub async fn run(
         Err(e) => Err(e.clone()),
     };
     let mut health = seed;
+    if health.status == Status::Unknown && health.last_transition.is_none() {
+        // Ready is Unknown until the first probe answers.
+        let now = object::now_rfc3339();
+        health.last_transition = Some(now.clone());
+        let obs = Observation {
+            health: &health,
+            now: &now,
+            probed: false,
+            generation: spec.generation,
+            inventory: None,
+            version: None,
+            served: None,
+        };
+        if let Err(e) = write_status(&registry, &res, &spec, &obs).await {
+            if e.code() == axum::http::StatusCode::NOT_FOUND {
+                return;
+            }
+            tracing::warn!(cluster = spec.name, error = %e, "writing Cluster status failed");
+        }
+    }
     let mut discovered: Option<Instant> = None;
     let mut ticks = tokio::time::interval(config.probe_period.max(Duration::from_millis(100)));
     ticks.set_missed_tick_behavior(MissedTickBehavior::Skip);
@@ -140,6 +162,7 @@ pub async fn run(
         let obs = Observation {
             health: &next,
             now: &now,
+            probed: true,
             generation: spec.generation,
             inventory: probe.inventory.as_ref(),
             version: probe.version.as_deref(),

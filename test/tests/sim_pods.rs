@@ -1,0 +1,658 @@
+//! The workload simulator's Nodes, scheduler, Pod lifecycle, EndpointSlices
+//! and LoadBalancer addresses, on real `skein serve --role=member
+//! --simulate-workloads` processes, as kubectl 1.35 and 1.32 show them:
+//! `get nodes`, `wait --for=condition=Ready`, `describe pod` of an
+//! unschedulable Pod, capacity that frees up, the never-ready and fail
+//! annotations, `delete pod`, `get endpointslices`, `get svc` EXTERNAL-IP.
+//! A member without `--simulate-workloads` has no Nodes and its Pods stay
+//! Pending without conditions.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use skein_tests::cli::*;
+use skein_tests::kubectl_binaries;
+use skein_tests::server::Server;
+
+/// The simulated cluster of these tests: 3 Nodes of 2 CPUs in two zones.
+const SIM_FLAGS: &[&str] = &[
+    "--role=member",
+    "--simulate-workloads",
+    "--sim-nodes=3",
+    "--sim-node-cpu=2",
+    "--sim-node-memory=8Gi",
+    "--sim-region=eu-test",
+    "--sim-zones=zone-a,zone-b",
+    "--sim-pod-ready-delay=200ms",
+    "--sim-lb-range=172.31.200.0/29",
+];
+
+/// A running member and its scratch directory.
+struct Member {
+    server: Server,
+    dir: tempfile::TempDir,
+}
+
+impl Member {
+    async fn start(flags: &[&str]) -> Member {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let server = Server::start(&dir.path().join("data"), flags).await;
+        Member { server, dir }
+    }
+
+    /// Writes `object` as a manifest and `kubectl create -f`s it.
+    fn create(&self, k: &Path, ns: &str, object: &Value) {
+        let name = object["metadata"]["name"].as_str().unwrap_or("object");
+        let path = self
+            .dir
+            .path()
+            .join(format!("{ns}-{name}-{}.json", rand_suffix()));
+        std::fs::write(&path, serde_json::to_vec(object).expect("JSON")).expect("write");
+        let file = path.to_string_lossy().into_owned();
+        let out = ok(k, &self.server, &["create", "-f", &file, "-n", ns]);
+        assert!(out.ends_with(" created\n"), "create {object}: {out}");
+    }
+}
+
+fn rand_suffix() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default()
+}
+
+/// Polls `check` until it returns `Some`, for up to `limit`.
+fn eventually<T>(what: &str, limit: Duration, mut check: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(v) = check() {
+            return v;
+        }
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A one-container Pod, with optional CPU request, node selector and
+/// annotations.
+fn pod(name: &str, cpu: Option<&str>, node: Option<&str>, annotations: &[(&str, &str)]) -> Value {
+    let mut p = json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": {"app": name}},
+        "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]},
+    });
+    if let Some(cpu) = cpu {
+        p["spec"]["containers"][0]["resources"] = json!({"requests": {"cpu": cpu}});
+    }
+    if let Some(node) = node {
+        p["spec"]["nodeSelector"] = json!({"kubernetes.io/hostname": node});
+    }
+    for (k, v) in annotations {
+        p["metadata"]["annotations"][*k] = json!(v);
+    }
+    p
+}
+
+fn jsonpath(k: &Path, m: &Member, ns: &str, what: &str, path: &str) -> String {
+    ok(
+        k,
+        &m.server,
+        &["get", what, "-n", ns, "-o", &format!("jsonpath={path}")],
+    )
+}
+
+fn namespace(k: &Path, m: &Member, ns: &str) {
+    ok(k, &m.server, &["create", "namespace", ns]);
+}
+
+#[tokio::test]
+async fn nodes_are_registered_with_zones_capacity_and_heartbeats() {
+    let m = Member::start(SIM_FLAGS).await;
+    for k in kubectl_binaries() {
+        let k = k.as_path();
+        let table = ok(
+            k,
+            &m.server,
+            &[
+                "get",
+                "nodes",
+                "-L",
+                "topology.kubernetes.io/region,topology.kubernetes.io/zone",
+            ],
+        );
+        assert_eq!(
+            header(&table),
+            [
+                "NAME", "STATUS", "ROLES", "AGE", "VERSION", "REGION", "ZONE"
+            ],
+            "{table}"
+        );
+        let rows: Vec<Vec<&str>> = cells(&table).into_iter().skip(1).collect();
+        assert_eq!(rows.len(), 3, "{table}");
+        for (i, row) in rows.iter().enumerate() {
+            assert_eq!(row[0], format!("sim-node-{i}"), "{table}");
+            assert_eq!(row[1], "Ready", "{table}");
+            assert_eq!(row[4], "v1.33.0", "{table}");
+            assert_eq!(row[5], "eu-test", "{table}");
+            assert_eq!(row[6], ["zone-a", "zone-b"][i % 2], "{table}");
+        }
+        let node = get_json(k, &m.server, &["get", "node", "sim-node-1"]);
+        assert_eq!(node["status"]["capacity"]["cpu"], "2");
+        assert_eq!(node["status"]["allocatable"]["memory"], "8Gi");
+        assert_eq!(node["status"]["allocatable"]["pods"], "110");
+        assert_eq!(node["metadata"]["labels"]["kubernetes.io/os"], "linux");
+        assert_eq!(node["status"]["nodeInfo"]["architecture"], "amd64");
+        let conditions: Vec<(String, String)> = node["status"]["conditions"]
+            .as_array()
+            .expect("conditions")
+            .iter()
+            .map(|c| {
+                (
+                    c["type"].as_str().unwrap_or("").to_owned(),
+                    c["status"].as_str().unwrap_or("").to_owned(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            conditions,
+            [
+                ("MemoryPressure".into(), "False".into()),
+                ("DiskPressure".into(), "False".into()),
+                ("PIDPressure".into(), "False".into()),
+                ("Ready".into(), "True".into()),
+            ]
+        );
+        let described = ok(k, &m.server, &["describe", "node", "sim-node-0"]);
+        assert!(
+            described.contains("KubeletReady") && described.contains("10.89.0.2"),
+            "{described}"
+        );
+    }
+    // A simulated Node that is deleted registers again, as a kubelet does.
+    let k = kubectl_binaries().remove(0);
+    ok(&k, &m.server, &["delete", "node", "sim-node-2"]);
+    eventually("sim-node-2 to come back", Duration::from_secs(10), || {
+        kubectl(&k, &m.server, &["get", "node", "sim-node-2"])
+            .status
+            .success()
+            .then_some(())
+    });
+}
+
+#[tokio::test]
+async fn pods_are_scheduled_run_and_become_ready() {
+    let m = Member::start(SIM_FLAGS).await;
+    for (i, k) in kubectl_binaries().iter().enumerate() {
+        let k = k.as_path();
+        let ns = format!("life-{i}");
+        namespace(k, &m, &ns);
+
+        // A bare Pod: bound, Running with an IP from its Node, then Ready.
+        let out = ok(k, &m.server, &["run", "web", "--image=nginx", "-n", &ns]);
+        assert_eq!(out, "pod/web created\n");
+        let out = ok(
+            k,
+            &m.server,
+            &[
+                "wait",
+                "--for=condition=Ready",
+                "pod/web",
+                "-n",
+                &ns,
+                "--timeout=20s",
+            ],
+        );
+        assert_eq!(out, "pod/web condition met\n");
+        let table = ok(
+            k,
+            &m.server,
+            &["get", "pod", "web", "-n", &ns, "-o", "wide"],
+        );
+        assert_eq!(cell(&table, 1, 1), "1/1", "{table}");
+        assert_eq!(cell(&table, 1, 2), "Running", "{table}");
+        assert!(cell(&table, 1, 5).starts_with("10.244."), "{table}");
+        assert!(cell(&table, 1, 6).starts_with("sim-node-"), "{table}");
+        let p = get_json(k, &m.server, &["get", "pod", "web", "-n", &ns]);
+        assert_eq!(p["status"]["containerStatuses"][0]["ready"], true);
+        assert_eq!(
+            p["status"]["containerStatuses"][0]["image"],
+            "docker.io/library/nginx:latest"
+        );
+        assert!(p["status"]["startTime"].is_string());
+        let described = ok(k, &m.server, &["describe", "pod", "web", "-n", &ns]);
+        for event in ["Scheduled", "Pulled", "Created", "Started"] {
+            assert!(described.contains(event), "no {event} event:\n{described}");
+        }
+
+        // Bigger than any Node: Pending, Unschedulable with kube-scheduler's
+        // message, shown by describe.
+        m.create(k, &ns, &pod("huge", Some("3"), None, &[]));
+        let message = "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.";
+        let reason = eventually("huge to be unschedulable", Duration::from_secs(10), || {
+            let r = jsonpath(
+                k,
+                &m,
+                &ns,
+                "pod/huge",
+                "{.status.conditions[?(@.type==\"PodScheduled\")].reason}",
+            );
+            (!r.is_empty()).then_some(r)
+        });
+        assert_eq!(reason, "Unschedulable");
+        let text = jsonpath(
+            k,
+            &m,
+            &ns,
+            "pod/huge",
+            "{.status.conditions[?(@.type==\"PodScheduled\")].message}",
+        );
+        assert_eq!(text, message);
+        let described = ok(k, &m.server, &["describe", "pod", "huge", "-n", &ns]);
+        assert!(
+            described.contains("FailedScheduling") && described.contains(message),
+            "{described}"
+        );
+        assert_eq!(
+            jsonpath(k, &m, &ns, "pod/huge", "{.status.phase}"),
+            "Pending"
+        );
+
+        // Capacity is real: fill sim-node-0, the next Pod waits, and runs
+        // once the first is deleted.
+        m.create(k, &ns, &pod("fill", Some("1500m"), Some("sim-node-0"), &[]));
+        ok(
+            k,
+            &m.server,
+            &[
+                "wait",
+                "--for=condition=Ready",
+                "pod/fill",
+                "-n",
+                &ns,
+                "--timeout=20s",
+            ],
+        );
+        m.create(k, &ns, &pod("next", Some("1"), Some("sim-node-0"), &[]));
+        let why = eventually("next to be unschedulable", Duration::from_secs(10), || {
+            let r = jsonpath(
+                k,
+                &m,
+                &ns,
+                "pod/next",
+                "{.status.conditions[?(@.type==\"PodScheduled\")].message}",
+            );
+            (!r.is_empty()).then_some(r)
+        });
+        assert_eq!(
+            why,
+            "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling."
+        );
+        let out = ok(k, &m.server, &["delete", "pod", "fill", "-n", &ns]);
+        assert!(out.starts_with("pod \"fill\" deleted"), "{out}");
+        ok(
+            k,
+            &m.server,
+            &[
+                "wait",
+                "--for=condition=Ready",
+                "pod/next",
+                "-n",
+                &ns,
+                "--timeout=20s",
+            ],
+        );
+        assert_eq!(
+            jsonpath(k, &m, &ns, "pod/next", "{.spec.nodeName}"),
+            "sim-node-0"
+        );
+
+        // Never ready: Running, its container running, never Ready.
+        ok(
+            k,
+            &m.server,
+            &[
+                "run",
+                "lazy",
+                "--image=nginx",
+                "--annotations=sim.skein.io/never-ready=true",
+                "-n",
+                &ns,
+            ],
+        );
+        eventually("lazy to run", Duration::from_secs(10), || {
+            (jsonpath(k, &m, &ns, "pod/lazy", "{.status.phase}") == "Running").then_some(())
+        });
+        let out = kubectl(
+            k,
+            &m.server,
+            &[
+                "wait",
+                "--for=condition=Ready",
+                "pod/lazy",
+                "-n",
+                &ns,
+                "--timeout=1s",
+            ],
+        );
+        assert!(!out.status.success(), "lazy became Ready");
+        let table = ok(k, &m.server, &["get", "pod", "lazy", "-n", &ns]);
+        assert_eq!(cell(&table, 1, 1), "0/1", "{table}");
+        assert_eq!(cell(&table, 1, 2), "Running", "{table}");
+        assert!(
+            jsonpath(
+                k,
+                &m,
+                &ns,
+                "pod/lazy",
+                "{.status.containerStatuses[0].state.running.startedAt}"
+            )
+            .ends_with('Z')
+        );
+
+        // Failing: a restarting container crash-loops; one that never
+        // restarts ends the Pod Failed.
+        ok(
+            k,
+            &m.server,
+            &[
+                "run",
+                "crash",
+                "--image=busybox",
+                "--annotations=sim.skein.io/fail=true",
+                "-n",
+                &ns,
+            ],
+        );
+        ok(
+            k,
+            &m.server,
+            &[
+                "run",
+                "once",
+                "--image=busybox",
+                "--restart=Never",
+                "--annotations=sim.skein.io/fail=true",
+                "-n",
+                &ns,
+            ],
+        );
+        let table = eventually("crash to crash-loop", Duration::from_secs(10), || {
+            let t = ok(k, &m.server, &["get", "pod", "crash", "-n", &ns]);
+            (cell(&t, 1, 2) == "CrashLoopBackOff").then_some(t)
+        });
+        assert_eq!(cell(&table, 1, 1), "0/1", "{table}");
+        assert_eq!(cell(&table, 1, 3), "1", "restarts: {table}");
+        assert_eq!(
+            jsonpath(
+                k,
+                &m,
+                &ns,
+                "pod/crash",
+                "{.status.containerStatuses[0].lastState.terminated.exitCode}"
+            ),
+            "1"
+        );
+        eventually("once to fail", Duration::from_secs(10), || {
+            (jsonpath(k, &m, &ns, "pod/once", "{.status.phase}") == "Failed").then_some(())
+        });
+        let table = ok(k, &m.server, &["get", "pod", "once", "-n", &ns]);
+        assert_eq!(cell(&table, 1, 2), "Error", "{table}");
+
+        // Deleting completes.
+        for name in ["web", "huge", "next", "lazy", "crash", "once"] {
+            let out = ok(k, &m.server, &["delete", "pod", name, "-n", &ns]);
+            assert!(out.starts_with(&format!("pod \"{name}\" deleted")), "{out}");
+        }
+        let out = ok(k, &m.server, &["get", "pods", "-n", &ns]);
+        assert_eq!(out, "");
+    }
+}
+
+#[tokio::test]
+async fn services_get_endpoint_slices_and_load_balancer_addresses() {
+    let m = Member::start(SIM_FLAGS).await;
+    for (i, k) in kubectl_binaries().iter().enumerate() {
+        let k = k.as_path();
+        let ns = format!("svc-{i}");
+        namespace(k, &m, &ns);
+        for (name, ready) in [("web-a", true), ("web-b", true), ("web-c", false)] {
+            let mut p = pod(name, None, None, &[]);
+            p["metadata"]["labels"] = json!({"app": "web"});
+            p["spec"]["containers"][0]["ports"] = json!([{"name": "http", "containerPort": 8080}]);
+            if !ready {
+                p["metadata"]["annotations"] = json!({"sim.skein.io/never-ready": "true"});
+            }
+            m.create(k, &ns, &p);
+        }
+        m.create(
+            k,
+            &ns,
+            &json!({
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "web"},
+                "spec": {"selector": {"app": "web"}, "ports": [
+                    {"name": "http", "port": 80, "targetPort": "http"}
+                ]},
+            }),
+        );
+        ok(
+            k,
+            &m.server,
+            &[
+                "wait",
+                "--for=condition=Ready",
+                "pod/web-a",
+                "pod/web-b",
+                "-n",
+                &ns,
+                "--timeout=20s",
+            ],
+        );
+        let ip = |name: &str| jsonpath(k, &m, &ns, &format!("pod/{name}"), "{.status.podIP}");
+        let (a, b) = (ip("web-a"), ip("web-b"));
+        let c = eventually("web-c's address", Duration::from_secs(10), || {
+            let c = ip("web-c");
+            (!c.is_empty()).then_some(c)
+        });
+        // Every Pod with an address is in the slice, each with its
+        // readiness; the port is resolved by name.
+        let slice = eventually(
+            "the slice to list all three",
+            Duration::from_secs(10),
+            || {
+                let list = get_json(
+                    k,
+                    &m.server,
+                    &[
+                        "get",
+                        "endpointslices",
+                        "-n",
+                        &ns,
+                        "-l",
+                        "kubernetes.io/service-name=web",
+                    ],
+                );
+                let items = list["items"].as_array().cloned().unwrap_or_default();
+                let slice = items.first()?.clone();
+                let n = slice["endpoints"].as_array().map_or(0, Vec::len);
+                let ready = slice["endpoints"]
+                    .as_array()?
+                    .iter()
+                    .filter(|e| e["conditions"]["ready"] == true)
+                    .count();
+                (items.len() == 1 && n == 3 && ready == 2).then_some(slice)
+            },
+        );
+        assert!(
+            slice["metadata"]["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("web-"))
+        );
+        assert_eq!(
+            slice["metadata"]["labels"]["endpointslice.kubernetes.io/managed-by"],
+            "endpointslice-controller.k8s.io"
+        );
+        assert_eq!(slice["metadata"]["ownerReferences"][0]["kind"], "Service");
+        assert_eq!(slice["addressType"], "IPv4");
+        assert_eq!(
+            slice["ports"],
+            json!([{"name": "http", "port": 8080, "protocol": "TCP"}])
+        );
+        for e in slice["endpoints"].as_array().expect("endpoints") {
+            let name = e["targetRef"]["name"].as_str().unwrap_or("");
+            let want = match name {
+                "web-a" => &a,
+                "web-b" => &b,
+                _ => &c,
+            };
+            assert_eq!(e["addresses"], json!([want]));
+            assert_eq!(e["conditions"]["ready"], name != "web-c", "{e}");
+            assert!(
+                e["nodeName"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with("sim-node-"))
+            );
+            assert!(e["zone"].as_str().is_some_and(|z| z.starts_with("zone-")));
+        }
+        let table = ok(k, &m.server, &["get", "endpointslices", "-n", &ns]);
+        assert_eq!(cell(&table, 1, 2), "8080", "{table}");
+        let listed: Vec<&str> = cell(&table, 1, 3).split(',').collect();
+        assert!(
+            listed.contains(&a.as_str()) && listed.contains(&b.as_str()),
+            "{table}"
+        );
+        // The legacy Endpoints list the ready Pods.
+        let endpoints = get_json(k, &m.server, &["get", "endpoints", "web", "-n", &ns]);
+        let mut ready: Vec<String> = endpoints["subsets"][0]["addresses"]
+            .as_array()
+            .expect("addresses")
+            .iter()
+            .filter_map(|x| x["ip"].as_str().map(str::to_owned))
+            .collect();
+        ready.sort();
+        let mut want = vec![a.clone(), b.clone()];
+        want.sort();
+        assert_eq!(ready, want);
+        assert_eq!(
+            endpoints["subsets"][0]["notReadyAddresses"][0]["ip"],
+            json!(c)
+        );
+        // A deleted Pod leaves the slice.
+        ok(k, &m.server, &["delete", "pod", "web-a", "-n", &ns]);
+        eventually("web-a to leave the slice", Duration::from_secs(10), || {
+            let list = get_json(
+                k,
+                &m.server,
+                &[
+                    "get",
+                    "endpointslices",
+                    "-n",
+                    &ns,
+                    "-l",
+                    "kubernetes.io/service-name=web",
+                ],
+            );
+            let n = list["items"][0]["endpoints"].as_array().map_or(0, Vec::len);
+            (n == 2).then_some(())
+        });
+
+        // LoadBalancer Services get stable addresses from the range.
+        ok(
+            k,
+            &m.server,
+            &[
+                "create",
+                "service",
+                "loadbalancer",
+                "lb1",
+                "--tcp=80:8080",
+                "-n",
+                &ns,
+            ],
+        );
+        ok(
+            k,
+            &m.server,
+            &[
+                "create",
+                "service",
+                "loadbalancer",
+                "lb2",
+                "--tcp=80:8080",
+                "-n",
+                &ns,
+            ],
+        );
+        let external = |name: &str| {
+            eventually(
+                &format!("{name}'s EXTERNAL-IP"),
+                Duration::from_secs(10),
+                || {
+                    let t = ok(k, &m.server, &["get", "svc", name, "-n", &ns]);
+                    let ip = cell(&t, 1, 3).to_owned();
+                    (ip != "<pending>").then_some(ip)
+                },
+            )
+        };
+        let (ip1, ip2) = (external("lb1"), external("lb2"));
+        assert_ne!(ip1, ip2);
+        for ip in [&ip1, &ip2] {
+            assert!(ip.starts_with("172.31.200."), "{ip}");
+        }
+        let ingress = get_json(k, &m.server, &["get", "svc", "lb1", "-n", &ns]);
+        assert_eq!(
+            ingress["status"]["loadBalancer"]["ingress"][0]["ipMode"],
+            "VIP"
+        );
+        // Changing type releases the address. (Upstream's Service strategy
+        // drops the node port itself; Skein's still asks for it to go.)
+        ok(
+            k,
+            &m.server,
+            &[
+                "patch",
+                "svc",
+                "lb2",
+                "-n",
+                &ns,
+                "--type=json",
+                "-p",
+                r#"[{"op":"replace","path":"/spec/type","value":"ClusterIP"},{"op":"remove","path":"/spec/ports/0/nodePort"}]"#,
+            ],
+        );
+        eventually(
+            "lb2's address to be released",
+            Duration::from_secs(10),
+            || {
+                let t = ok(k, &m.server, &["get", "svc", "lb2", "-n", &ns]);
+                (cell(&t, 1, 3) == "<none>").then_some(())
+            },
+        );
+        ok(
+            k,
+            &m.server,
+            &["delete", "svc", "lb1", "lb2", "web", "-n", &ns],
+        );
+    }
+}
+
+#[tokio::test]
+async fn without_the_simulator_there_are_no_nodes_and_pods_stay_pending() {
+    let m = Member::start(&["--role=member"]).await;
+    for k in kubectl_binaries() {
+        let k = k.as_path();
+        let out = kubectl(k, &m.server, &["get", "nodes"]);
+        assert!(out.status.success());
+        assert_eq!(stderr(&out), "No resources found\n");
+    }
+    let k = kubectl_binaries().remove(0);
+    ok(&k, &m.server, &["run", "idle", "--image=nginx"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let p = get_json(&k, &m.server, &["get", "pod", "idle"]);
+    assert_eq!(p["status"]["phase"], "Pending");
+    assert!(p["status"].get("conditions").is_none(), "{p}");
+    assert!(p["spec"].get("nodeName").is_none(), "{p}");
+}
