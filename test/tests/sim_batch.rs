@@ -188,6 +188,18 @@ async fn jobs_complete_two_at_a_time_and_failing_jobs_fail() {
             assert_eq!(p["metadata"]["ownerReferences"][0]["kind"], "Job");
             assert_eq!(p["metadata"]["ownerReferences"][0]["controller"], true);
         }
+        let described = cli::ok(k, &server, &["describe", "job", "pi", "-n", &ns]);
+        for line in [
+            "SuccessfulCreate",
+            "Created pod: pi-",
+            "Completed",
+            "Job completed",
+        ] {
+            assert!(
+                described.contains(line),
+                "describe job shows {line:?}:\n{described}"
+            );
+        }
         let table = cli::ok(k, &server, &["get", "job", "pi", "-n", &ns]);
         assert!(
             table.lines().nth(1).is_some_and(|r| r.contains("4/4")),
@@ -555,6 +567,16 @@ async fn statefulsets_roll_out_in_order() {
             assert_eq!(
                 p["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"],
                 format!("www-web-{ord}")
+            );
+        }
+        let described = cli::ok(k, &server, &["describe", "sts", "web", "-n", &ns]);
+        for line in [
+            "create Claim www-web-0 Pod web-0 in StatefulSet web success",
+            "create Pod web-2 in StatefulSet web successful",
+        ] {
+            assert!(
+                described.contains(line),
+                "describe sts shows {line:?}:\n{described}"
             );
         }
         let claims = cli::ok(k, &server, &["get", "pvc", "-n", &ns, "-o", "name"]);

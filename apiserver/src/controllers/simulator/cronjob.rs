@@ -290,27 +290,80 @@ async fn sync(sim: &Sim, key: &ObjectKey) -> Result<Option<Duration>, ApiError> 
     }
     let jobs = owner_loop::owned(sim, &jobs_res, &key.namespace, object::uid(&cj)).await?;
     let mut plan = plan(&cj, &jobs, to_chrono(owner_loop::now()));
-    for name in &plan.delete {
-        owner_loop::delete(
-            sim,
-            &jobs_res,
-            &key.namespace,
-            name,
-            Some(Propagation::Background),
+    let ev = |type_: &str, reason: &str, message: String| {
+        owner_loop::event(
+            &cj,
+            "batch/v1",
+            "CronJob",
+            type_,
+            reason,
+            &message,
+            MANAGER,
+            owner_loop::now(),
         )
-        .await?;
+    };
+    let mut events = Vec::new();
+    // Jobs leaving the active list.
+    let still: Vec<&str> = plan.status["active"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["uid"].as_str())
+        .collect();
+    for j in &jobs {
+        let was = cj
+            .pointer("/status/active")
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.iter().any(|r| r["uid"].as_str() == Some(object::uid(j))));
+        if was && !still.contains(&object::uid(j)) && job::is_finished(j) {
+            let cond = if job::has_condition(j, "Complete") {
+                "Complete"
+            } else {
+                "Failed"
+            };
+            events.push(ev(
+                "Normal",
+                "SawCompletedJob",
+                format!("Saw completed job: {}, condition: {cond}", object::name(j)),
+            ));
+        }
     }
-    if let Some(new) = plan.create.take()
-        && let Some(created) =
-            owner_loop::create(sim, &jobs_res, &key.namespace, new, MANAGER).await?
+    let mut result = Ok(());
+    for name in &plan.delete {
+        let background = Some(Propagation::Background);
+        result = owner_loop::delete(sim, &jobs_res, &key.namespace, name, background).await;
+        if result.is_err() {
+            break;
+        }
+        events.push(ev(
+            "Normal",
+            "SuccessfulDelete",
+            format!("Deleted job {name}"),
+        ));
+    }
+    if result.is_ok()
+        && let Some(new) = plan.create.take()
     {
-        let mut list = plan.status["active"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        list.push(reference(&created));
-        plan.status["active"] = Value::Array(list);
+        match owner_loop::create(sim, &jobs_res, &key.namespace, new, MANAGER).await {
+            Ok(Some(created)) => {
+                let mut list = plan.status["active"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                list.push(reference(&created));
+                plan.status["active"] = Value::Array(list);
+                events.push(ev(
+                    "Normal",
+                    "SuccessfulCreate",
+                    format!("Created job {}", object::name(&created)),
+                ));
+            }
+            Ok(None) => {}
+            Err(e) => result = Err(e),
+        }
     }
+    owner_loop::record(sim, events).await;
+    result?;
     owner_loop::write_status(sim, &cronjobs, &cj, plan.status, MANAGER).await?;
     Ok(plan.requeue)
 }

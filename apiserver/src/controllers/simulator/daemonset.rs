@@ -487,12 +487,46 @@ async fn sync(sim: &Sim, key: &ObjectKey, nodes: &[Value]) -> Result<Option<Dura
     if revs.collision_count != 0 {
         plan.status["collisionCount"] = json!(revs.collision_count);
     }
+    let ev = |reason: &str, message: String| {
+        owner_loop::event(
+            &ds,
+            "apps/v1",
+            "DaemonSet",
+            "Normal",
+            reason,
+            &message,
+            MANAGER,
+            owner_loop::now(),
+        )
+    };
+    let mut events = Vec::new();
+    let mut result = Ok(());
     for name in &plan.delete {
-        owner_loop::delete(sim, &pods_res, &key.namespace, name, None).await?;
+        result = owner_loop::delete(sim, &pods_res, &key.namespace, name, None).await;
+        if result.is_err() {
+            break;
+        }
+        events.push(ev("SuccessfulDelete", format!("Deleted pod: {name}")));
     }
-    for pod in plan.create {
-        owner_loop::create(sim, &pods_res, &key.namespace, pod, MANAGER).await?;
+    if result.is_ok() {
+        for pod in plan.create {
+            match owner_loop::create(sim, &pods_res, &key.namespace, pod, MANAGER).await {
+                Ok(Some(p)) => {
+                    events.push(ev(
+                        "SuccessfulCreate",
+                        format!("Created pod: {}", object::name(&p)),
+                    ));
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
     }
+    owner_loop::record(sim, events).await;
+    result?;
     owner_loop::write_status(sim, &sets, &ds, plan.status, MANAGER).await?;
     Ok(plan.requeue)
 }

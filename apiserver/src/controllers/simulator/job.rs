@@ -563,14 +563,74 @@ async fn sync(sim: &Sim, key: &ObjectKey) -> Result<Option<Duration>, ApiError> 
         owner_loop::delete(sim, &jobs, &key.namespace, &key.name, propagation).await?;
         return Ok(None);
     }
+    let ev = |type_: &str, reason: &str, message: &str| {
+        owner_loop::event(
+            &job,
+            "batch/v1",
+            "Job",
+            type_,
+            reason,
+            message,
+            MANAGER,
+            owner_loop::now(),
+        )
+    };
+    let mut events = Vec::new();
+    let mut result = Ok(());
     for name in &plan.delete {
-        owner_loop::delete(sim, &pods_res, &key.namespace, name, None).await?;
+        result = owner_loop::delete(sim, &pods_res, &key.namespace, name, None).await;
+        if result.is_err() {
+            break;
+        }
+        events.push(ev(
+            "Normal",
+            "SuccessfulDelete",
+            &format!("Deleted pod: {name}"),
+        ));
     }
-    for pod in plan.create {
-        owner_loop::create(sim, &pods_res, &key.namespace, pod, MANAGER).await?;
+    if result.is_ok() {
+        for pod in plan.create {
+            match owner_loop::create(sim, &pods_res, &key.namespace, pod, MANAGER).await {
+                Ok(Some(p)) => events.push(ev(
+                    "Normal",
+                    "SuccessfulCreate",
+                    &format!("Created pod: {}", object::name(&p)),
+                )),
+                Ok(None) => {}
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
     }
-    owner_loop::write_status(sim, &jobs, &job, plan.status, MANAGER).await?;
-    Ok(plan.requeue)
+    if result.is_ok() {
+        let after = json!({"status": plan.status});
+        let newly = |t: &str| has_condition(&after, t) && !has_condition(&job, t);
+        if newly("Complete") {
+            events.push(ev("Normal", "Completed", "Job completed"));
+        }
+        if newly("Failed") {
+            let cond = after["status"]["conditions"]
+                .as_array()
+                .and_then(|cs| cs.iter().find(|c| c["type"] == "Failed"))
+                .cloned()
+                .unwrap_or_default();
+            let reason = cond["reason"].as_str().unwrap_or_default();
+            let message = cond["message"].as_str().unwrap_or_default();
+            events.push(ev("Warning", reason, message));
+        }
+        if newly("Suspended") {
+            events.push(ev("Normal", "Suspended", "Job suspended"));
+        }
+        let resumed = has_condition(&job, "Suspended") && !has_condition(&after, "Suspended");
+        if resumed {
+            events.push(ev("Normal", "Resumed", "Job resumed"));
+        }
+        result = owner_loop::write_status(sim, &jobs, &job, after["status"].clone(), MANAGER).await;
+    }
+    owner_loop::record(sim, events).await;
+    result.map(|()| plan.requeue)
 }
 
 #[cfg(test)]

@@ -258,6 +258,53 @@ pub async fn write_status(
         .map(|_| ())
 }
 
+/// A core/v1 Event about `owner` (`api_version`/`kind`) from the
+/// controller `component`, as client-go's recorder writes it (named
+/// `<owner>.<nanoseconds in hex>`).
+#[allow(clippy::too_many_arguments)]
+pub fn event(
+    owner: &Value,
+    api_version: &str,
+    kind: &str,
+    type_: &str,
+    reason: &str,
+    message: &str,
+    component: &str,
+    now: time::OffsetDateTime,
+) -> Value {
+    let at = rfc3339(now);
+    serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {
+            "name": format!("{}.{:x}", object::name(owner), now.unix_timestamp_nanos()),
+            "namespace": object::namespace(owner),
+        },
+        "involvedObject": {
+            "apiVersion": api_version,
+            "kind": kind,
+            "name": object::name(owner),
+            "namespace": object::namespace(owner),
+            "uid": object::uid(owner),
+            "resourceVersion": object::meta_str(owner, "resourceVersion").unwrap_or_default(),
+        },
+        "reason": reason,
+        "message": message,
+        "source": {"component": component},
+        "firstTimestamp": at,
+        "lastTimestamp": at,
+        "count": 1,
+        "type": type_,
+        "reportingComponent": component,
+        "reportingInstance": "",
+    })
+}
+
+/// Records `events` (best effort: failures are logged, never retried).
+pub async fn record(sim: &Sim, events: Vec<Value>) {
+    super::pods::events::record(sim, events).await;
+}
+
 /// The current time (UTC).
 pub fn now() -> time::OffsetDateTime {
     time::OffsetDateTime::now_utc()

@@ -346,7 +346,6 @@ pub async fn run(sim: Sim) {
 async fn sync(sim: &Sim, key: &ObjectKey) -> Result<Option<Duration>, ApiError> {
     let sets = Sim::resource("apps", "v1", "statefulsets")?;
     let pods_res = Sim::resource("", "v1", "pods")?;
-    let pvcs = Sim::resource("", "v1", "persistentvolumeclaims")?;
     let Some(set) = owner_loop::fresh(sim, &sets, key).await? else {
         return Ok(None);
     };
@@ -369,17 +368,86 @@ async fn sync(sim: &Sim, key: &ObjectKey) -> Result<Option<Duration>, ApiError> 
         revs.collision_count,
         owner_loop::now(),
     );
-    for claim in plan.claims {
-        owner_loop::create(sim, &pvcs, &key.namespace, claim, MANAGER).await?;
-    }
-    for name in &plan.delete {
-        owner_loop::delete(sim, &pods_res, &key.namespace, name, None).await?;
-    }
-    for pod in plan.create {
-        owner_loop::create(sim, &pods_res, &key.namespace, pod, MANAGER).await?;
-    }
+    let mut events = Vec::new();
+    let result = apply(
+        sim,
+        &set,
+        plan.claims,
+        &plan.delete,
+        plan.create,
+        &mut events,
+    )
+    .await;
+    owner_loop::record(sim, events).await;
+    result?;
     owner_loop::write_status(sim, &sets, &set, plan.status, MANAGER).await?;
     Ok(plan.requeue)
+}
+
+/// Creates claims and Pods and deletes Pods, with upstream's events.
+async fn apply(
+    sim: &Sim,
+    set: &Value,
+    claims: Vec<Value>,
+    delete: &[String],
+    create: Vec<Value>,
+    events: &mut Vec<Value>,
+) -> Result<(), ApiError> {
+    let pods_res = Sim::resource("", "v1", "pods")?;
+    let pvcs = Sim::resource("", "v1", "persistentvolumeclaims")?;
+    let ns = object::namespace(set);
+    let name = object::name(set);
+    let ev = |reason: &str, message: String| {
+        owner_loop::event(
+            set,
+            "apps/v1",
+            "StatefulSet",
+            "Normal",
+            reason,
+            &message,
+            MANAGER,
+            owner_loop::now(),
+        )
+    };
+    let pod_of_claim = |claim: &str| {
+        create
+            .iter()
+            .map(|p| object::name(p).to_owned())
+            .find(|p| claim.ends_with(&format!("-{p}")))
+            .unwrap_or_default()
+    };
+    for claim in claims {
+        let claim_name = object::name(&claim).to_owned();
+        if owner_loop::create(sim, &pvcs, ns, claim, MANAGER)
+            .await?
+            .is_some()
+        {
+            let pod = pod_of_claim(&claim_name);
+            events.push(ev(
+                "SuccessfulCreate",
+                format!("create Claim {claim_name} Pod {pod} in StatefulSet {name} success"),
+            ));
+        }
+    }
+    for pod in delete {
+        owner_loop::delete(sim, &pods_res, ns, pod, None).await?;
+        events.push(ev(
+            "SuccessfulDelete",
+            format!("delete Pod {pod} in StatefulSet {name} successful"),
+        ));
+    }
+    for pod in create {
+        if let Some(p) = owner_loop::create(sim, &pods_res, ns, pod, MANAGER).await? {
+            events.push(ev(
+                "SuccessfulCreate",
+                format!(
+                    "create Pod {} in StatefulSet {name} successful",
+                    object::name(&p)
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
