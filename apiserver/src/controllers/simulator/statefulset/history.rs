@@ -19,6 +19,10 @@ use crate::status::ApiError;
 /// The label holding a revision's hash.
 pub const HASH_LABEL: &str = "controller.kubernetes.io/hash";
 
+/// How many hash collisions one sync resolves before giving up (and
+/// retrying later with backoff).
+const MAX_COLLISIONS: i64 = 10;
+
 /// The label on Pods naming their revision.
 pub const REVISION_LABEL: &str = "controller-revision-hash";
 
@@ -151,6 +155,7 @@ pub async fn sync(
     revisions.sort_by_key(number);
     let data = patch(owner);
     let mut collision_count = owner_loop::int(owner, "/status/collisionCount", 0);
+    let first_count = collision_count;
     let max = revisions.last().map_or(0, number);
     let update = match revisions.iter().rposition(|r| r.get("data") == Some(&data)) {
         Some(i) if i + 1 == revisions.len() => revisions[i].clone(),
@@ -192,6 +197,12 @@ pub async fn sync(
                         break existing;
                     }
                     collision_count += 1;
+                    if collision_count > first_count + MAX_COLLISIONS {
+                        return Err(ApiError::internal(format!(
+                            "no free ControllerRevision name for {kind} {ns}/{}",
+                            object::name(owner)
+                        )));
+                    }
                 }
             }
         },
