@@ -122,6 +122,54 @@ fn reference(job: &Value) -> Value {
     })
 }
 
+/// What [`next_schedule`] decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NextSchedule {
+    /// The activation to start a Job for now: the latest one after `last`
+    /// and at or before `now`, unless missed by more than
+    /// `startingDeadlineSeconds`.
+    pub due: Option<DateTime<Utc>>,
+    /// The first activation after `now` (when to look again).
+    pub wake: Option<DateTime<Utc>>,
+}
+
+/// The schedule decision of the CronJob spec in `cj` (its `schedule`,
+/// `timeZone` and `startingDeadlineSeconds`) after the last activation
+/// `last` (or its creation), at `now`.
+///
+/// # Errors
+///
+/// An unknown time zone or a malformed schedule (the reason as upstream
+/// words it).
+pub fn next_schedule(
+    cj: &Value,
+    last: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<NextSchedule, String> {
+    let zone = zone_of(cj).ok_or_else(|| {
+        let tz = cj
+            .pointer("/spec/timeZone")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        format!("invalid timeZone: {tz:?}")
+    })?;
+    let text = cj
+        .pointer("/spec/schedule")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let sched =
+        Schedule::parse(text).map_err(|e| format!("unparseable schedule: {text:?} : {e}"))?;
+    let deadline = cj
+        .pointer("/spec/startingDeadlineSeconds")
+        .and_then(Value::as_i64);
+    let (recent, _missed) = schedule::most_recent(&sched, zone, last, now, deadline);
+    let due = recent.filter(|s| deadline.is_none_or(|d| *s + chrono::Duration::seconds(d) >= now));
+    Ok(NextSchedule {
+        due,
+        wake: sched.next(now, zone),
+    })
+}
+
 /// One sync of `cj` with its Jobs `jobs` at `now`. Pure.
 pub fn plan(cj: &Value, jobs: &[Value], now: DateTime<Utc>) -> CronPlan {
     let mut out = CronPlan::default();
@@ -199,36 +247,22 @@ pub fn plan(cj: &Value, jobs: &[Value], now: DateTime<Utc>) -> CronPlan {
         out.status = Value::Object(status);
         out
     };
-    let (Some(zone), Ok(sched)) = (
-        zone_of(cj),
-        Schedule::parse(
-            cj.pointer("/spec/schedule")
-                .and_then(Value::as_str)
-                .unwrap_or_default(),
-        ),
-    ) else {
-        // Unknown zone or bad schedule: nothing to do until the spec changes.
-        return finish(out, status, &active);
-    };
     if cj.pointer("/spec/suspend").and_then(Value::as_bool) == Some(true) {
         return finish(out, status, &active);
     }
-    let earliest = time_at(cj, "/status/lastScheduleTime")
+    let last = time_at(cj, "/status/lastScheduleTime")
         .or_else(|| time_at(cj, "/metadata/creationTimestamp"))
         .unwrap_or(now);
-    let deadline = cj
-        .pointer("/spec/startingDeadlineSeconds")
-        .and_then(Value::as_i64);
-    let (recent, _missed) = schedule::most_recent(&sched, zone, earliest, now, deadline);
-    let next = sched.next(now, zone);
-    out.requeue = next.map(|n| (n - now).to_std().unwrap_or_default() + Duration::from_millis(100));
-    let Some(scheduled) = recent else {
+    let Ok(next) = next_schedule(cj, last, now) else {
+        // Unknown zone or bad schedule: nothing to do until the spec changes.
         return finish(out, status, &active);
     };
-    if deadline.is_some_and(|d| scheduled + chrono::Duration::seconds(d) < now) {
-        // Missed by more than the starting deadline.
+    out.requeue = next
+        .wake
+        .map(|n| (n - now).to_std().unwrap_or_default() + Duration::from_millis(100));
+    let Some(scheduled) = next.due else {
         return finish(out, status, &active);
-    }
+    };
     let name = job_name(cj, scheduled);
     if jobs.iter().any(|j| object::name(j) == name) {
         // Already created (the status write was lost): just record it.
@@ -247,7 +281,7 @@ pub fn plan(cj: &Value, jobs: &[Value], now: DateTime<Utc>) -> CronPlan {
         }
         _ => {}
     }
-    let created = new_job(cj, scheduled, zone);
+    let created = new_job(cj, scheduled, zone_of(cj).unwrap_or(Tz::UTC));
     status.insert("lastScheduleTime".into(), json!(rfc3339(scheduled)));
     out.create = Some(created);
     finish(out, status, &active)
@@ -433,6 +467,21 @@ mod tests {
         );
         let bad = cj(json!({"timeZone": "Mars/Olympus"}));
         assert!(plan(&bad, &[], t("2026-01-01T10:05:00Z")).create.is_none());
+    }
+
+    #[test]
+    fn next_schedule_decides_from_the_spec() {
+        let c = cj(json!({"schedule": "0 * * * *", "startingDeadlineSeconds": 300}));
+        let last = t("2026-01-01T10:00:00Z");
+        let n = next_schedule(&c, last, t("2026-01-01T11:04:00Z")).expect("valid");
+        assert_eq!(n.due, Some(t("2026-01-01T11:00:00Z")));
+        assert_eq!(n.wake, Some(t("2026-01-01T12:00:00Z")));
+        let late = next_schedule(&c, last, t("2026-01-01T11:06:00Z")).expect("valid");
+        assert_eq!(late.due, None);
+        let early = next_schedule(&c, last, t("2026-01-01T10:30:00Z")).expect("valid");
+        assert_eq!(early.due, None);
+        let bad = cj(json!({"schedule": "61 * * * *"}));
+        assert!(next_schedule(&bad, last, last).is_err());
     }
 
     #[test]
