@@ -11,13 +11,18 @@
 //! user; it is off unless `--simulate-workloads` is given. Decisions are
 //! pure functions (time passed in); the controllers around them are thin.
 
+pub mod cronjob;
+pub mod daemonset;
 pub mod deployment;
 pub mod endpoints;
+pub mod job;
 pub mod loadbalancer;
 pub mod nodes;
+pub mod owner_loop;
 pub mod pods;
 pub mod replicaset;
 pub mod scheduler;
+pub mod statefulset;
 pub mod template;
 
 use std::collections::HashMap;
@@ -107,4 +112,8 @@ pub fn spawn_all(registry: &Registry, config: &SimConfig) {
     tokio::spawn(loadbalancer::run(sim.clone()));
     tokio::spawn(replicaset::run(sim.clone()));
     tokio::spawn(deployment::run(sim.clone()));
+    tokio::spawn(statefulset::run(sim.clone()));
+    tokio::spawn(daemonset::run(sim.clone()));
+    tokio::spawn(job::run(sim.clone()));
+    tokio::spawn(cronjob::run(sim.clone()));
 }
