@@ -718,8 +718,8 @@ async fn services_get_endpoint_slices_and_load_balancer_addresses() {
             ingress["status"]["loadBalancer"]["ingress"][0]["ipMode"],
             "VIP"
         );
-        // Changing type releases the address. (Upstream's Service strategy
-        // drops the node port itself; Skein's still asks for it to go.)
+        // Changing type releases the address; the node port the new type
+        // does not use goes with it, as upstream's Service strategy drops it.
         ok(
             k,
             &m.server,
@@ -729,11 +729,12 @@ async fn services_get_endpoint_slices_and_load_balancer_addresses() {
                 "lb2",
                 "-n",
                 &ns,
-                "--type=json",
                 "-p",
-                r#"[{"op":"replace","path":"/spec/type","value":"ClusterIP"},{"op":"remove","path":"/spec/ports/0/nodePort"}]"#,
+                r#"{"spec":{"type":"ClusterIP"}}"#,
             ],
         );
+        let lb2 = get_json(k, &m.server, &["get", "svc", "lb2", "-n", &ns]);
+        assert_eq!(lb2["spec"]["ports"][0].get("nodePort"), None, "{lb2}");
         eventually(
             "lb2's address to be released",
             Duration::from_secs(10),

@@ -165,6 +165,7 @@ fn allocate(txn: &mut Txn<'_>, obj: &mut Value, old: Option<&Value>) -> Result<(
         return Ok(());
     };
     if let Some(old_spec) = old_spec {
+        drop_type_dependent(spec, old_spec);
         patch_allocated(spec, old_spec);
     }
     normalize_cluster_ips(spec, old_spec);
@@ -263,6 +264,65 @@ fn allocate(txn: &mut Txn<'_>, obj: &mut Value, old: Option<&Value>) -> Result<(
         }
     }
     Ok(())
+}
+
+/// Upstream `dropTypeDependentFields`: on update, a field the new `type`
+/// does not use is cleared when the client left it as it was (a value the
+/// client changed is left for validation to judge). Cleared node ports and
+/// cluster IPs are released with the write.
+fn drop_type_dependent(spec: &mut Map<String, Value>, old: &Map<String, Value>) {
+    let same = |spec: &Map<String, Value>, key: &str| spec.get(key) == old.get(key);
+    if needs_cluster_ip(old) && !needs_cluster_ip(spec) {
+        if str_of(spec, "clusterIP") == str_of(old, "clusterIP")
+            && cluster_ips(spec) == cluster_ips(old)
+        {
+            spec.remove("clusterIP");
+            spec.remove("clusterIPs");
+        }
+        if same(spec, "ipFamilies") {
+            spec.remove("ipFamilies");
+        }
+        if str_of(spec, "ipFamilyPolicy") == str_of(old, "ipFamilyPolicy") {
+            spec.remove("ipFamilyPolicy");
+        }
+    }
+    let node_ports = |s: &Map<String, Value>| -> Vec<u16> {
+        arr(s, "ports")
+            .iter()
+            .map(|p| port_number(p.get("nodePort")))
+            .filter(|p| *p != 0)
+            .collect()
+    };
+    if needs_node_port(old) && !needs_node_port(spec) {
+        // Ports may be added, removed or changed, as long as no node port
+        // is new.
+        let before = node_ports(old);
+        if node_ports(spec).iter().all(|p| before.contains(p)) {
+            crate::json::each_obj_mut(spec, "ports", |p| {
+                p.remove("nodePort");
+            });
+        }
+    }
+    if needs_health_check_port(old)
+        && !needs_health_check_port(spec)
+        && port_number(spec.get("healthCheckNodePort"))
+            == port_number(old.get("healthCheckNodePort"))
+    {
+        spec.remove("healthCheckNodePort");
+    }
+    let load_balancer = |s: &Map<String, Value>| str_of(s, "type") == "LoadBalancer";
+    if load_balancer(old) && !load_balancer(spec) {
+        let allocate = "allocateLoadBalancerNodePorts";
+        if spec.get(allocate).is_some_and(|v| !v.is_null())
+            && old.get(allocate).is_some_and(|v| !v.is_null())
+            && same(spec, allocate)
+        {
+            spec.remove(allocate);
+        }
+        if same(spec, "loadBalancerClass") {
+            spec.remove("loadBalancerClass");
+        }
+    }
 }
 
 /// Upstream `patchAllocatedValues`: on update, values the client omitted

@@ -273,3 +273,56 @@ fn other_kinds_are_untouched() {
     chain.admit(&mut a).unwrap();
     assert_eq!(alloc.used(), (0, 0));
 }
+
+#[test]
+fn a_type_change_drops_what_the_new_type_does_not_use() {
+    let (allocator, chain) = setup();
+    let lb = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "d"},
+        "spec": {"type": "LoadBalancer", "externalTrafficPolicy": "Local", "loadBalancerClass": "x",
+                 "allocateLoadBalancerNodePorts": true,
+                 "ports": [{"port": 80, "protocol": "TCP"}]}});
+    let mut a = attrs(Operation::Create, lb, None);
+    let stored = admit(&chain, &mut a).expect("create");
+    let port = stored["spec"]["ports"][0]["nodePort"]
+        .as_u64()
+        .expect("a node port");
+    assert!(stored["spec"]["healthCheckNodePort"].as_u64().is_some());
+
+    // `kubectl patch -p '{"spec":{"type":"ClusterIP"}}'`: everything else as stored.
+    let mut changed = stored.clone();
+    changed["spec"]["type"] = json!("ClusterIP");
+    let mut a = attrs(Operation::Update, changed, Some(stored.clone()));
+    let got = admit(&chain, &mut a).expect("update");
+    assert_eq!(got["spec"]["ports"][0].get("nodePort"), None, "{got}");
+    for key in [
+        "healthCheckNodePort",
+        "loadBalancerClass",
+        "allocateLoadBalancerNodePorts",
+    ] {
+        assert_eq!(got["spec"].get(key), None, "{key}: {got}");
+    }
+    assert_eq!(
+        got["spec"]["clusterIP"], stored["spec"]["clusterIP"],
+        "the cluster IP stays"
+    );
+
+    // A node port the client set anew is left for validation to refuse.
+    let mut changed = stored.clone();
+    changed["spec"]["type"] = json!("ClusterIP");
+    changed["spec"]["ports"][0]["nodePort"] = json!(port + 1);
+    let mut a = attrs(Operation::Update, changed, Some(stored.clone()));
+    let got = admit(&chain, &mut a).expect("update");
+    assert_eq!(got["spec"]["ports"][0]["nodePort"], json!(port + 1));
+
+    // To ExternalName: the unchanged cluster IP and families go too.
+    let mut changed = stored.clone();
+    changed["spec"]["type"] = json!("ExternalName");
+    changed["spec"]["externalName"] = json!("example.com");
+    let mut a = attrs(Operation::Update, changed, Some(stored));
+    let got = admit(&chain, &mut a).expect("update");
+    for key in ["clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"] {
+        assert_eq!(got["spec"].get(key), None, "{key}: {got}");
+    }
+    assert_eq!(got["spec"]["ports"][0].get("nodePort"), None, "{got}");
+    drop(allocator);
+}
