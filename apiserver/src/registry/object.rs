@@ -115,15 +115,21 @@ pub fn owner_refs(obj: &Value) -> Vec<Value> {
 
 /// The current time as Kubernetes writes timestamps (RFC3339, seconds, UTC).
 pub fn now_rfc3339() -> String {
-    let now = time::OffsetDateTime::now_utc();
+    rfc3339(time::OffsetDateTime::now_utc())
+}
+
+/// `t` as Kubernetes writes `metav1.Time` (Go's `t.UTC().Format(time.RFC3339)`:
+/// UTC, whole seconds).
+pub fn rfc3339(t: time::OffsetDateTime) -> String {
+    let t = t.to_offset(time::UtcOffset::UTC);
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
-        now.year(),
-        u8::from(now.month()),
-        now.day(),
-        now.hour(),
-        now.minute(),
-        now.second()
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second()
     )
 }
 

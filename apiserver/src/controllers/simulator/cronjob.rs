@@ -289,15 +289,12 @@ pub fn plan(cj: &Value, jobs: &[Value], now: DateTime<Utc>) -> CronPlan {
 
 /// Runs the CronJob controller until the runtime shuts down.
 pub async fn run(sim: Sim) {
-    let (cronjobs, jobs) = match (
-        sim.informer("batch", "v1", "cronjobs"),
-        sim.informer("batch", "v1", "jobs"),
-    ) {
-        (Ok(c), Ok(j)) => (c, j),
-        (Err(e), _) | (_, Err(e)) => {
-            tracing::error!(error = %e, "cronjob controller cannot start");
-            return;
-        }
+    let Some((cronjobs, jobs)) = sim.informer_pair(
+        ("batch", "v1", "cronjobs"),
+        ("batch", "v1", "jobs"),
+        "cronjob controller cannot start",
+    ) else {
+        return;
     };
     let related = vec![(jobs, owner_loop::controller_of("CronJob"))];
     owner_loop::drive(

@@ -529,15 +529,12 @@ fn finish(
 
 /// Runs the Job controller until the runtime shuts down.
 pub async fn run(sim: Sim) {
-    let (jobs, pods) = match (
-        sim.informer("batch", "v1", "jobs"),
-        sim.informer("", "v1", "pods"),
-    ) {
-        (Ok(j), Ok(p)) => (j, p),
-        (Err(e), _) | (_, Err(e)) => {
-            tracing::error!(error = %e, "job controller cannot start");
-            return;
-        }
+    let Some((jobs, pods)) = sim.informer_pair(
+        ("batch", "v1", "jobs"),
+        ("", "v1", "pods"),
+        "job controller cannot start",
+    ) else {
+        return;
     };
     let related = vec![(pods, owner_loop::controller_of("Job"))];
     owner_loop::drive("job", jobs, related, Duration::from_secs(10), |key| {

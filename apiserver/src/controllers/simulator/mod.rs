@@ -91,6 +91,24 @@ impl Sim {
         Ok(informer)
     }
 
+    /// The shared informers of two resources (each `(group, version,
+    /// plural)`), or `None` after logging `disabled` when one is not served
+    /// (the controller then does not run).
+    pub fn informer_pair(
+        &self,
+        a: (&str, &str, &str),
+        b: (&str, &str, &str),
+        disabled: &str,
+    ) -> Option<(Informer, Informer)> {
+        match (self.informer(a.0, a.1, a.2), self.informer(b.0, b.1, b.2)) {
+            (Ok(a), Ok(b)) => Some((a, b)),
+            (Err(e), _) | (_, Err(e)) => {
+                tracing::error!(error = %e, "{disabled}");
+                None
+            }
+        }
+    }
+
     /// Write options for the controller named `manager` (its field
     /// manager, as kube-controller-manager's controllers have).
     pub fn opts(manager: &str) -> WriteOptions {

@@ -74,16 +74,7 @@ pub fn is_simulated(node: &Value) -> bool {
 /// `time`'s instant as Kubernetes writes timestamps (RFC 3339, seconds,
 /// UTC).
 pub fn timestamp(t: OffsetDateTime) -> String {
-    let t = t.to_offset(time::UtcOffset::UTC);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
-        t.year(),
-        u8::from(t.month()),
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second()
-    )
+    crate::registry::object::rfc3339(t)
 }
 
 /// The labels a kubelet (and the cloud provider) give simulated Node

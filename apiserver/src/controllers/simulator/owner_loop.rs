@@ -312,16 +312,7 @@ pub fn now() -> time::OffsetDateTime {
 
 /// `t` as Kubernetes writes timestamps (RFC 3339, seconds, UTC).
 pub fn rfc3339(t: time::OffsetDateTime) -> String {
-    let t = t.to_offset(time::UtcOffset::UTC);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
-        t.year(),
-        u8::from(t.month()),
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second()
-    )
+    crate::registry::object::rfc3339(t)
 }
 
 /// Parses an RFC 3339 timestamp.

@@ -446,15 +446,12 @@ fn finish(item: Item<ObjectKey>, result: Result<Option<std::time::Duration>, Api
 
 /// Runs the simulated kubelet until the runtime shuts down.
 pub async fn run(sim: Sim) {
-    let (pods, nodes) = match (
-        sim.informer("", "v1", "pods"),
-        sim.informer("", "v1", "nodes"),
-    ) {
-        (Ok(p), Ok(n)) => (p, n),
-        (Err(e), _) | (_, Err(e)) => {
-            tracing::error!(error = %e, "simulated kubelet disabled");
-            return;
-        }
+    let Some((pods, nodes)) = sim.informer_pair(
+        ("", "v1", "pods"),
+        ("", "v1", "nodes"),
+        "simulated kubelet disabled",
+    ) else {
+        return;
     };
     let queue: WorkQueue<ObjectKey> = WorkQueue::new();
     tokio::spawn(feed(pods.clone(), nodes.clone(), queue.clone()));

@@ -260,15 +260,12 @@ async fn feed(pods: Informer, nodes: Informer, queue: WorkQueue<ObjectKey>) {
 
 /// Runs the scheduler until the runtime shuts down.
 pub async fn run(sim: Sim) {
-    let (pods, nodes) = match (
-        sim.informer("", "v1", "pods"),
-        sim.informer("", "v1", "nodes"),
-    ) {
-        (Ok(p), Ok(n)) => (p, n),
-        (Err(e), _) | (_, Err(e)) => {
-            tracing::error!(error = %e, "simulated scheduler disabled");
-            return;
-        }
+    let Some((pods, nodes)) = sim.informer_pair(
+        ("", "v1", "pods"),
+        ("", "v1", "nodes"),
+        "simulated scheduler disabled",
+    ) else {
+        return;
     };
     let queue: WorkQueue<ObjectKey> = WorkQueue::new();
     tokio::spawn(feed(pods.clone(), nodes.clone(), queue.clone()));

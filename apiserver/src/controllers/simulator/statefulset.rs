@@ -319,15 +319,12 @@ pub fn plan(
 
 /// Runs the StatefulSet controller until the runtime shuts down.
 pub async fn run(sim: Sim) {
-    let (sets, pods) = match (
-        sim.informer("apps", "v1", "statefulsets"),
-        sim.informer("", "v1", "pods"),
-    ) {
-        (Ok(s), Ok(p)) => (s, p),
-        (Err(e), _) | (_, Err(e)) => {
-            tracing::error!(error = %e, "statefulset controller cannot start");
-            return;
-        }
+    let Some((sets, pods)) = sim.informer_pair(
+        ("apps", "v1", "statefulsets"),
+        ("", "v1", "pods"),
+        "statefulset controller cannot start",
+    ) else {
+        return;
     };
     let related = vec![(pods, owner_loop::controller_of("StatefulSet"))];
     owner_loop::drive(

@@ -206,15 +206,7 @@ impl Status {
 
 /// RFC 3339 at second precision, as `metav1.Time` is written.
 pub fn rfc3339(t: OffsetDateTime) -> String {
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
-        t.year(),
-        u8::from(t.month()),
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second()
-    )
+    crate::registry::object::rfc3339(t)
 }
 
 fn parse_time(s: &str) -> Option<OffsetDateTime> {
