@@ -28,12 +28,25 @@ pub fn etcd_binary() -> PathBuf {
     );
 }
 
-/// A free loopback port (bound and released; the OS does not reuse it at once).
+/// A free loopback port (bound and released), never one this process has
+/// handed out before: the OS may give a just-released port to the next
+/// `bind(0)`, and two etcds of parallel tests on one port would make those
+/// tests share a store.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("no free loopback port")
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("no free loopback port");
+        let mut given = GIVEN
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
 }
 
 /// One etcd member process. Killed on drop.

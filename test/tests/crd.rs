@@ -1568,7 +1568,19 @@ async fn federation_types_are_served_on_a_fresh_server() {
     )
     .await
     .expect(200);
-    let table = ok(k, &env.server, &["get", "clusters"]);
+    // The Cluster controller probes it: its Secret does not exist, so the
+    // controller's verdict (Ready False) replaces the one written above
+    // within a probe period; the inventory written above stays.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let table = loop {
+        let table = ok(k, &env.server, &["get", "clusters"]);
+        if cells(&table).get(1).and_then(|r| r.get(1)) == Some(&"False")
+            || std::time::Instant::now() > deadline
+        {
+            break table;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
     assert_eq!(
         header(&table),
         vec!["NAME", "READY", "VERSION", "REGION", "NODES", "AGE"],
@@ -1576,9 +1588,17 @@ async fn federation_types_are_served_on_a_fresh_server() {
     );
     assert_eq!(
         &cells(&table)[1][..5],
-        &["eu-1", "True", "v1.33.1", "eu", "3"],
+        &["eu-1", "False", "v1.33.1", "eu", "3"],
         "{table}"
     );
+    let reason = api
+        .get("/apis/federation.skein.io/v1alpha1/clusters/eu-1")
+        .await
+        .expect(200)["status"]["conditions"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["type"] == "Ready"))
+        .map(|c| c["reason"].clone());
+    assert_eq!(reason, Some(json!("InvalidCredentials")), "{table}");
     // The Federation is a singleton named default (a CEL rule).
     let reply = api
         .post(
