@@ -185,17 +185,14 @@ fn keep_current(
         .map(|c| current.get(&c.name).copied().unwrap_or(0).clamp(0, c.cap))
         .collect();
     // Per cluster: never below `lo` (its minimum, and what both the plan
-    // and the current assignment agree on), up to `keep` before anything
-    // moves towards the plan, at most `hi`.
+    // and the current assignment agree on); up to `keep` (what it runs, or
+    // its minimum) before anything moves towards the plan; at most `hi`.
+    // `lo <= keep <= hi` because minimums never exceed the plan.
     let lo: Vec<i64> = (0..ranked.len())
         .map(|i| kept[i].min(ideal[i]).max(mins[i]))
         .collect();
-    let keep: Vec<i64> = (0..ranked.len())
-        .map(|i| kept[i].max(mins[i]).max(lo[i]))
-        .collect();
-    let hi: Vec<i64> = (0..ranked.len())
-        .map(|i| kept[i].max(ideal[i]).max(keep[i]))
-        .collect();
+    let keep: Vec<i64> = (0..ranked.len()).map(|i| kept[i].max(mins[i])).collect();
+    let hi: Vec<i64> = (0..ranked.len()).map(|i| kept[i].max(ideal[i])).collect();
     let mut out = lo.clone();
     let mut left = total - lo.iter().sum::<i64>();
     for target in [&keep, &hi] {

@@ -127,7 +127,7 @@ fn exclusion(
 ) -> Option<Exclusion> {
     let in_list = match named {
         Clusters::All => true,
-        Clusters::Named(names) => names.iter().any(|n| *n == c.name),
+        Clusters::Named(names) => names.contains(&c.name),
     };
     let selected = placement
         .cluster_selector
