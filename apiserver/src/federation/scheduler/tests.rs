@@ -141,3 +141,76 @@ fn unschedulable_when_no_cluster_serves_the_api() {
     assert_eq!(d.excluded["eu"].reason(), "MissingAPI");
     assert_eq!(d.excluded["down"].reason(), "NotReady");
 }
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn any_cluster() -> impl Strategy<Value = ClusterSnapshot> {
+        (
+            proptest::sample::select(vec!["a", "b", "c", "d", "e"]),
+            proptest::sample::select(vec!["eu", "us"]),
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+        )
+            .prop_map(|(name, region, ready, serves, tainted)| {
+                let mut v = cluster(name, region, ready);
+                if !serves {
+                    v["status"]["servedResources"] = json!([]);
+                }
+                if tainted {
+                    v["spec"] = json!({"taints": [{"key": "k", "effect": "NoSchedule"}]});
+                }
+                ClusterSnapshot::from_cluster(&v)
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn only_eligible_clusters_are_chosen_whatever_the_order(
+            clusters in proptest::collection::vec(any_cluster(), 0..8),
+            replicas in proptest::option::of(0..50_i64),
+            eu_only in any::<bool>(),
+        ) {
+            let gvr = Gvr::new("apps", "v1", "deployments");
+            let placement = if eu_only {
+                annotations(json!({"skein.io/cluster-selector": "region=eu"}))
+            } else {
+                Placement::default()
+            };
+            let empty = BTreeMap::new();
+            let d = schedule(&input(&gvr, &placement, replicas, &clusters, &empty));
+            let mut seen = std::collections::BTreeSet::new();
+            for c in &clusters {
+                if !seen.insert(c.name.clone()) {
+                    continue; // the first snapshot of a name counts
+                }
+                let fits = c.ready
+                    && c.serves("apps", "v1", "deployments")
+                    && c.taints.is_empty()
+                    && (!eu_only || c.labels["region"] == "eu");
+                prop_assert_eq!(d.assignments.contains_key(&c.name), fits, "{}", c.name);
+                prop_assert_eq!(d.excluded.contains_key(&c.name), !fits, "{}", c.name);
+            }
+            prop_assert_eq!(d.assignments.len() + d.excluded.len(), seen.len());
+            if let Some(n) = replicas {
+                let placed: i64 = d.assignments.values().map(|a| match a {
+                    Assignment::Replicas(r) => *r,
+                    Assignment::Whole => 0,
+                }).sum();
+                prop_assert_eq!(placed + d.unplaced, n);
+                prop_assert_eq!(d.unplaced > 0, d.assignments.is_empty() && n > 0);
+            }
+            let mut deduped: Vec<ClusterSnapshot> = Vec::new();
+            for c in &clusters {
+                if !deduped.iter().any(|x| x.name == c.name) {
+                    deduped.push(c.clone());
+                }
+            }
+            deduped.reverse();
+            prop_assert_eq!(schedule(&input(&gvr, &placement, replicas, &deduped, &empty)), d);
+        }
+    }
+}
