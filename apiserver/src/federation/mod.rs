@@ -10,6 +10,7 @@
 //! named as such in their doc comments.
 
 pub mod members;
+pub mod scheduler;
 
 use crate::config::MemberConfig;
 use crate::registry::Registry;
