@@ -134,6 +134,13 @@ pub struct MemberConfig {
     /// Consecutive failed probes that make a Ready member not Ready.
     #[arg(long = "cluster-failure-threshold", default_value_t = 3)]
     pub failure_threshold: u32,
+    /// How long a member may stay not Ready before its Divided replicas
+    /// are re-planned onto Ready clusters (Duplicated copies stay).
+    #[arg(long = "cluster-grace-period", default_value = "60s", value_parser = parse_duration)]
+    pub grace_period: std::time::Duration,
+    /// How many writes the syncer has in flight to one member at a time.
+    #[arg(long = "sync-concurrency", default_value_t = 8)]
+    pub sync_concurrency: usize,
 }
 
 impl Default for MemberConfig {
@@ -142,6 +149,8 @@ impl Default for MemberConfig {
             probe_period: std::time::Duration::from_secs(10),
             probe_timeout: std::time::Duration::from_secs(3),
             failure_threshold: 3,
+            grace_period: std::time::Duration::from_secs(60),
+            sync_concurrency: 8,
         }
     }
 }

@@ -11,6 +11,8 @@
 
 pub mod members;
 pub mod scheduler;
+pub mod status;
+pub mod sync;
 
 use crate::config::MemberConfig;
 use crate::registry::Registry;
