@@ -12,6 +12,8 @@
 //! - [`kubectl`]: kubectl against a server with a deadline, or in the
 //!   background.
 //! - [`etcd::Etcd`]: real etcd members on loopback.
+//! - [`member`]: member processes, joining them, and a [`member::Federation`]
+//!   fixture (a federation and simulated members, joined and Ready).
 //! - [`http`]: raw API requests and watches with the admin certificate,
 //!   and the Helm and Python clients ([`http::helm_binaries`],
 //!   [`http::python`]).
@@ -21,6 +23,7 @@ pub mod cli;
 pub mod etcd;
 pub mod http;
 pub mod kubectl;
+pub mod member;
 pub mod server;
 pub mod webhook;
 
