@@ -129,6 +129,11 @@ impl Informer {
         let _ = synced.wait_for(|s| *s).await;
     }
 
+    /// Whether the first list is in the cache.
+    pub fn is_synced(&self) -> bool {
+        *self.synced.borrow()
+    }
+
     /// The cached object at `key`.
     pub fn get(&self, key: &ObjectKey) -> Option<Arc<Value>> {
         self.read().get(key).cloned()

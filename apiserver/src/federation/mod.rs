@@ -21,4 +21,5 @@ use crate::registry::Registry;
 /// until the runtime shuts down.
 pub fn spawn_all(registry: &Registry, members: &MemberConfig) {
     members::spawn_all(registry, members);
+    sync::propagator::spawn(registry, members);
 }

@@ -46,7 +46,12 @@ pub const PROPAGATED: &[(&str, &str, &str)] = &[
 
 /// Namespaces every cluster has (or Skein keeps for itself): never
 /// propagated, and nothing in them is.
-pub const SYSTEM_NAMESPACES: &[&str] = &["kube-system", "kube-public", "kube-node-lease", "skein-system"];
+pub const SYSTEM_NAMESPACES: &[&str] = &[
+    "kube-system",
+    "kube-public",
+    "kube-node-lease",
+    "skein-system",
+];
 
 /// How a divided kind carries its replicas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,7 +79,10 @@ pub fn total_replicas(how: Divided, obj: &Value) -> i64 {
         Divided::Replicas => "/spec/replicas",
         Divided::Job => "/spec/parallelism",
     };
-    obj.pointer(path).and_then(Value::as_i64).unwrap_or(1).max(0)
+    obj.pointer(path)
+        .and_then(Value::as_i64)
+        .unwrap_or(1)
+        .max(0)
 }
 
 /// A Job's `spec.completions`, when set.
@@ -87,7 +95,9 @@ pub fn job_completions(obj: &Value) -> Option<i64> {
 pub fn stays_on_federation(group: &str, plural: &str, obj: &Value) -> Option<&'static str> {
     let ns = object::namespace(obj);
     let name = object::name(obj);
-    if SYSTEM_NAMESPACES.contains(&ns) || (plural == "namespaces" && SYSTEM_NAMESPACES.contains(&name)) {
+    if SYSTEM_NAMESPACES.contains(&ns)
+        || (plural == "namespaces" && SYSTEM_NAMESPACES.contains(&name))
+    {
         return Some("a system namespace");
     }
     let controlled = obj
@@ -156,8 +166,14 @@ mod tests {
     #[test]
     fn replicas_default_to_one() {
         assert_eq!(total_replicas(Divided::Replicas, &json!({"spec": {}})), 1);
-        assert_eq!(total_replicas(Divided::Replicas, &json!({"spec": {"replicas": 6}})), 6);
-        assert_eq!(total_replicas(Divided::Job, &json!({"spec": {"parallelism": 4}})), 4);
+        assert_eq!(
+            total_replicas(Divided::Replicas, &json!({"spec": {"replicas": 6}})),
+            6
+        );
+        assert_eq!(
+            total_replicas(Divided::Job, &json!({"spec": {"parallelism": 4}})),
+            4
+        );
         assert_eq!(divided("apps", "Deployment"), Some(Divided::Replicas));
         assert_eq!(divided("", "ConfigMap"), None);
     }

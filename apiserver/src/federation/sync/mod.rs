@@ -7,9 +7,14 @@
 //! [`render`] (the member copy), [`plan`] (what to do given the desired
 //! copy and the member's object). The workers around them are thin.
 
+pub mod cluster;
 pub mod kinds;
+pub mod member;
 pub mod plan;
+pub mod propagator;
+pub mod record;
 pub mod render;
+pub mod shared;
 
 /// The field manager of every write the syncer makes on a member.
 pub const FIELD_MANAGER: &str = "skein";

@@ -62,7 +62,12 @@ pub enum Desired<'a> {
 
 /// Decides the action. `origin_uid` is the federated object's uid;
 /// `observed` is the member's object of that name, if any.
-pub fn plan(desired: Desired<'_>, observed: Option<&Value>, origin_uid: &str, policy: Policy) -> Action {
+pub fn plan(
+    desired: Desired<'_>,
+    observed: Option<&Value>,
+    origin_uid: &str,
+    policy: Policy,
+) -> Action {
     let _ = (origin_uid, policy);
     match (desired, observed) {
         (Desired::Copy(_), None) => Action::Create,
@@ -71,4 +76,16 @@ pub fn plan(desired: Desired<'_>, observed: Option<&Value>, origin_uid: &str, po
         (Desired::Orphaned, Some(_)) => Action::Orphan,
         (_, None) => Action::Nothing,
     }
+}
+
+/// The origin uid of a member object that carries Skein's markers (the
+/// ownership label and annotation), else `None`.
+pub fn is_ours(observed: &Value) -> Option<&str> {
+    observed
+        .pointer("/metadata/labels")
+        .and_then(|l| l.get(super::MANAGED_BY))?;
+    observed
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(super::ORIGIN_UID))
+        .and_then(Value::as_str)
 }

@@ -38,15 +38,32 @@ pub struct RenderError(pub String);
 pub fn render(input: &RenderInput<'_>) -> Result<Value, RenderError> {
     let mut v = input.template.clone();
     if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
-        for k in ["uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "finalizers", "deletionTimestamp", "deletionGracePeriodSeconds", "ownerReferences"] {
+        for k in [
+            "uid",
+            "resourceVersion",
+            "generation",
+            "creationTimestamp",
+            "managedFields",
+            "finalizers",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "ownerReferences",
+        ] {
             m.remove(k);
         }
-        let labels = m.entry("labels").or_insert_with(|| Value::Object(Default::default()));
+        let labels = m
+            .entry("labels")
+            .or_insert_with(|| Value::Object(Default::default()));
         if let Some(l) = labels.as_object_mut() {
-            l.insert(super::MANAGED_BY.into(), Value::String(input.federation.into()));
+            l.insert(
+                super::MANAGED_BY.into(),
+                Value::String(input.federation.into()),
+            );
         }
         let uid = object_uid(input.template);
-        let ann = m.entry("annotations").or_insert_with(|| Value::Object(Default::default()));
+        let ann = m
+            .entry("annotations")
+            .or_insert_with(|| Value::Object(Default::default()));
         if let Some(a) = ann.as_object_mut() {
             a.insert(super::ORIGIN_UID.into(), Value::String(uid));
         }
@@ -54,12 +71,18 @@ pub fn render(input: &RenderInput<'_>) -> Result<Value, RenderError> {
     if let Some(o) = v.as_object_mut() {
         o.remove("status");
     }
-    if let (Some(n), Some(spec)) = (input.replicas, v.get_mut("spec").and_then(Value::as_object_mut)) {
+    if let (Some(n), Some(spec)) = (
+        input.replicas,
+        v.get_mut("spec").and_then(Value::as_object_mut),
+    ) {
         spec.insert("replicas".into(), Value::from(n));
     }
     Ok(v)
 }
 
 fn object_uid(v: &Value) -> String {
-    v.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or_default().to_owned()
+    v.pointer("/metadata/uid")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
 }

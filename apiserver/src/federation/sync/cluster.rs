@@ -1,0 +1,509 @@
+//! One member's syncer: its own work queue of federated objects, a bounded
+//! number of writes in flight ([`crate::config::MemberConfig::sync_concurrency`]),
+//! exponential backoff per object, and watches of the copies Skein manages
+//! there (label selector on [`super::MANAGED_BY`]) kept in a local cache,
+//! for drift, status and strays.
+//!
+//! Contract:
+//! - A dead or slow member delays only its own queue: nothing here is
+//!   shared with other clusters but [`Shared`].
+//! - Each sync reads the object's [`Plan`], the member's copy (the cache,
+//!   or a GET when the cache has none, so a foreign object of that name is
+//!   seen), asks the pure [`super::plan::plan`], acts, and records a
+//!   [`CopyState`]. Failures retry with backoff.
+//! - A copy whose federated object is gone (a stray, after a crash) is
+//!   deleted once the federation's informers have synced.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+
+use super::member::{CallError, MemberApi, MemberEvent};
+use super::plan::{self, Action, Desired as PlanDesired};
+use super::shared::{CopyState, Desired, ObjId, Shared, State};
+use crate::controllers::informer::ObjectKey;
+use crate::controllers::queue::WorkQueue;
+use crate::registry::object;
+
+/// One member's syncer. See the module documentation.
+pub struct ClusterSyncer {
+    /// The Cluster's name.
+    pub name: String,
+    /// The Cluster's uid and generation and its kubeconfig: a change
+    /// restarts the syncer.
+    pub fingerprint: String,
+    api: MemberApi,
+    cache: RwLock<std::collections::HashMap<ObjId, Arc<Value>>>,
+    queue: WorkQueue<ObjId>,
+    namespaces: Mutex<HashSet<String>>,
+    tasks: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Drop for ClusterSyncer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn selector() -> String {
+    format!("{}={}", super::MANAGED_BY, super::FEDERATION_NAME)
+}
+
+impl ClusterSyncer {
+    /// Starts the syncer of `name` reaching the member through `client`:
+    /// its watches and its workers.
+    pub fn start(
+        shared: &Arc<Shared>,
+        name: &str,
+        fingerprint: String,
+        client: kube::Client,
+    ) -> Arc<ClusterSyncer> {
+        let syncer = Arc::new(ClusterSyncer {
+            name: name.to_owned(),
+            fingerprint,
+            api: MemberApi::new(client),
+            cache: RwLock::default(),
+            queue: WorkQueue::new(),
+            namespaces: Mutex::default(),
+            tasks: Mutex::default(),
+        });
+        let mut tasks = Vec::new();
+        for kind in 0..shared.kinds.len() {
+            let (s, sh) = (Arc::downgrade(&syncer), shared.clone());
+            tasks.push(tokio::spawn(async move { watch_loop(s, sh, kind).await }));
+        }
+        for _ in 0..shared.config.sync_concurrency.max(1) {
+            let (s, sh) = (Arc::downgrade(&syncer), shared.clone());
+            tasks.push(tokio::spawn(async move { work_loop(s, sh).await }));
+        }
+        *syncer
+            .tasks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = tasks;
+        syncer
+    }
+
+    /// Aborts the syncer's tasks.
+    pub fn stop(&self) {
+        for t in self
+            .tasks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .drain(..)
+        {
+            t.abort();
+        }
+    }
+
+    /// Queues `id` for a sync.
+    pub fn enqueue(&self, id: ObjId) {
+        self.queue.add(id);
+    }
+
+    /// The member's copy of `id`, as last seen.
+    pub fn copy_of(&self, id: &ObjId) -> Option<Arc<Value>> {
+        self.cache
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(id)
+            .cloned()
+    }
+
+    /// Every cached copy of objects of `kind`.
+    pub fn copies_of_kind(&self, kind: usize) -> Vec<ObjId> {
+        self.cache
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .keys()
+            .filter(|i| i.kind == kind)
+            .cloned()
+            .collect()
+    }
+
+    fn remember(&self, id: &ObjId, obj: Option<Value>) {
+        let mut cache = self
+            .cache
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match obj {
+            Some(o) if super::plan::is_ours(&o).is_some() => {
+                cache.insert(id.clone(), Arc::new(o));
+            }
+            _ => {
+                cache.remove(id);
+            }
+        }
+    }
+}
+
+/// Lists then watches the managed copies of one resource on the member,
+/// keeping the cache and queueing every object that changed.
+async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>, kind: usize) {
+    let Some(res) = shared.kinds.get(kind).map(|k| k.res.clone()) else {
+        return;
+    };
+    let mut failures = 0u32;
+    loop {
+        let Some(s) = syncer.upgrade() else { return };
+        let api = s.api.clone();
+        drop(s);
+        let listed = api.list(&res, &selector()).await;
+        let (items, mut rv) = match listed {
+            Ok(x) => x,
+            Err(e) => {
+                // A member without the API (or unreachable): try again later.
+                failures = failures.saturating_add(1);
+                tracing::debug!(resource = res.plural, error = %e, "member list failed");
+                tokio::time::sleep(
+                    crate::controllers::queue::backoff(failures).max(Duration::from_secs(1)),
+                )
+                .await;
+                continue;
+            }
+        };
+        failures = 0;
+        {
+            let Some(s) = syncer.upgrade() else { return };
+            let fresh: std::collections::HashMap<ObjId, Arc<Value>> = items
+                .into_iter()
+                .map(|o| {
+                    (
+                        ObjId {
+                            kind,
+                            key: ObjectKey::of(&o),
+                        },
+                        Arc::new(o),
+                    )
+                })
+                .collect();
+            let mut changed: Vec<ObjId> = Vec::new();
+            {
+                let mut cache = s
+                    .cache
+                    .write()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                cache.retain(|id, _| {
+                    let keep = id.kind != kind || fresh.contains_key(id);
+                    if !keep {
+                        changed.push(id.clone());
+                    }
+                    keep
+                });
+                for (id, o) in fresh {
+                    cache.insert(id.clone(), o);
+                    changed.push(id);
+                }
+            }
+            for id in changed {
+                s.queue.add(id.clone());
+                shared.records.add(id);
+            }
+        }
+        loop {
+            let Some(s) = syncer.upgrade() else { return };
+            let api = s.api.clone();
+            drop(s);
+            let mut events = match api.watch(&res, &selector(), &rv).await {
+                Ok(e) => e,
+                Err(_) => break,
+            };
+            let mut gone = false;
+            while let Some(ev) = events.next().await {
+                let Some(s) = syncer.upgrade() else { return };
+                match ev {
+                    Ok(MemberEvent::Applied(o)) => {
+                        rv = object::meta_str(&o, "resourceVersion")
+                            .unwrap_or_default()
+                            .to_owned();
+                        let id = ObjId {
+                            kind,
+                            key: ObjectKey::of(&o),
+                        };
+                        s.remember(&id, Some(o));
+                        s.queue.add(id.clone());
+                        shared.records.add(id);
+                    }
+                    Ok(MemberEvent::Deleted(o)) => {
+                        rv = object::meta_str(&o, "resourceVersion")
+                            .unwrap_or_default()
+                            .to_owned();
+                        let id = ObjId {
+                            kind,
+                            key: ObjectKey::of(&o),
+                        };
+                        s.remember(&id, None);
+                        s.queue.add(id.clone());
+                        shared.records.add(id);
+                    }
+                    Ok(MemberEvent::Progress(r)) => rv = r,
+                    Err(e) => {
+                        // 410 Gone: relist; anything else: rewatch.
+                        gone = e.code() == Some(410);
+                        break;
+                    }
+                }
+            }
+            if gone {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+}
+
+async fn work_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>) {
+    loop {
+        let queue = match syncer.upgrade() {
+            Some(s) => s.queue.clone(),
+            None => return,
+        };
+        let item = queue.next().await;
+        let Some(s) = syncer.upgrade() else { return };
+        match s.sync(&shared, item.key()).await {
+            Ok(()) => drop(item),
+            Err(Retry::Soon) => item.retry(),
+            Err(Retry::After(d)) => item.requeue_after(d),
+        }
+    }
+}
+
+/// How a failed sync is retried.
+enum Retry {
+    /// With the queue's exponential backoff.
+    Soon,
+    /// After this delay (a refusal that will not change soon).
+    After(Duration),
+}
+
+impl ClusterSyncer {
+    fn desired(&self, shared: &Shared, id: &ObjId) -> Option<(Desired, String, i64, plan::Policy)> {
+        match shared.plan(id) {
+            Some(p) => {
+                let d = p.copies.get(&self.name).cloned().unwrap_or(Desired::Absent);
+                Some((d, p.uid.clone(), p.generation, p.policy))
+            }
+            None => {
+                // Not planned: a stray when the federation has no such object.
+                let kind = shared.kinds.get(id.kind)?;
+                if !kind.informer.is_synced() || shared.object(id).is_some() {
+                    return None;
+                }
+                Some((
+                    Desired::Absent,
+                    String::new(),
+                    0,
+                    plan::Policy {
+                        conflict: skein_admission::placement::ConflictResolution::Abort,
+                        drift: skein_admission::placement::Drift::Enforce,
+                    },
+                ))
+            }
+        }
+    }
+
+    async fn sync(&self, shared: &Shared, id: &ObjId) -> Result<(), Retry> {
+        let Some(res) = shared.kinds.get(id.kind).map(|k| k.res.clone()) else {
+            return Ok(());
+        };
+        let Some((desired, uid, generation, policy)) = self.desired(shared, id) else {
+            return Ok(());
+        };
+        let state = |state: State, message: String, applied: Option<i64>| CopyState {
+            state,
+            message,
+            applied_generation: applied,
+            uid: uid.clone(),
+        };
+        let mut observed = self.copy_of(id).map(|o| (*o).clone());
+        if observed.is_none() && matches!(desired, Desired::Copy(_)) {
+            match self.api.get(&res, &id.key.namespace, &id.key.name).await {
+                Ok(o) => observed = o,
+                Err(e) => {
+                    shared.set_copy_state(
+                        id,
+                        &self.name,
+                        state(State::Failed, e.to_string(), None),
+                    );
+                    return Err(Retry::Soon);
+                }
+            }
+        }
+        let plan_desired = match &desired {
+            Desired::Copy(v) => PlanDesired::Copy(v),
+            Desired::Absent | Desired::Unrenderable(_) => PlanDesired::Absent,
+            Desired::Orphaned => PlanDesired::Orphaned,
+        };
+        let action = plan::plan(plan_desired, observed.as_ref(), &uid, policy);
+        if let Desired::Unrenderable(msg) = &desired {
+            shared.set_copy_state(id, &self.name, state(State::Failed, msg.clone(), None));
+            if !matches!(action, Action::Delete) {
+                return Ok(());
+            }
+        }
+        let result = match action {
+            Action::Create | Action::Apply { .. } => {
+                let force = matches!(action, Action::Apply { force: true });
+                let Desired::Copy(body) = &desired else {
+                    return Ok(());
+                };
+                if res.namespaced
+                    && let Err(e) = self.ensure_namespace(shared, &id.key.namespace).await
+                {
+                    shared.set_copy_state(
+                        id,
+                        &self.name,
+                        state(State::Failed, e.to_string(), None),
+                    );
+                    return Err(Retry::Soon);
+                }
+                self.api.apply(&res, body, force).await.map(Some)
+            }
+            Action::Replace => {
+                let Desired::Copy(body) = &desired else {
+                    return Ok(());
+                };
+                let mut body = (**body).clone();
+                if let (Some(m), Some(o)) = (
+                    body.get_mut("metadata").and_then(Value::as_object_mut),
+                    observed.as_ref(),
+                ) {
+                    m.insert(
+                        "resourceVersion".into(),
+                        json!(object::meta_str(o, "resourceVersion").unwrap_or_default()),
+                    );
+                }
+                self.api.replace(&res, &body).await.map(Some)
+            }
+            Action::Nothing => {
+                if let Desired::Copy(_) = desired {
+                    shared.set_copy_state(
+                        id,
+                        &self.name,
+                        state(State::Applied, String::new(), Some(generation)),
+                    );
+                } else if observed.is_none() {
+                    shared.clear_copy_state(id, &self.name);
+                }
+                return Ok(());
+            }
+            Action::Delete => {
+                shared.set_copy_state(id, &self.name, state(State::Deleting, String::new(), None));
+                match self.api.delete(&res, &id.key.namespace, &id.key.name).await {
+                    Ok(()) => {
+                        self.remember(id, None);
+                        shared.clear_copy_state(id, &self.name);
+                        return Ok(());
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            Action::Orphan => {
+                let patch = json!({"metadata": {
+                    "labels": {(super::MANAGED_BY): null},
+                    "annotations": {(super::ORIGIN_UID): null},
+                }});
+                match self
+                    .api
+                    .merge_patch(&res, &id.key.namespace, &id.key.name, &patch)
+                    .await
+                {
+                    Ok(_) => {
+                        self.remember(id, None);
+                        shared.clear_copy_state(id, &self.name);
+                        return Ok(());
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            Action::Conflict { message } => {
+                shared.set_copy_state(id, &self.name, state(State::Conflict, message, None));
+                return Ok(());
+            }
+            Action::Drifted { path, manager } => {
+                shared.set_copy_state(
+                    id,
+                    &self.name,
+                    state(
+                        State::Drifted,
+                        format!("{path} is changed by field manager {manager:?}"),
+                        None,
+                    ),
+                );
+                return Ok(());
+            }
+        };
+        match result {
+            Ok(Some(obj)) => {
+                self.remember(id, Some(obj));
+                shared.set_copy_state(
+                    id,
+                    &self.name,
+                    state(State::Applied, String::new(), Some(generation)),
+                );
+                Ok(())
+            }
+            Ok(None) => Ok(()),
+            Err(e) => {
+                let retry = match e.code() {
+                    // Refusals: the member will say the same until the object changes.
+                    Some(400 | 403 | 404 | 422) => Retry::After(Duration::from_secs(30)),
+                    _ => Retry::Soon,
+                };
+                shared.set_copy_state(id, &self.name, state(State::Failed, e.to_string(), None));
+                Err(retry)
+            }
+        }
+    }
+
+    /// Creates `ns` on the member when it has none (from the federation's
+    /// Namespace, with Skein's markers).
+    async fn ensure_namespace(&self, shared: &Shared, ns: &str) -> Result<(), CallError> {
+        if self
+            .namespaces
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains(ns)
+        {
+            return Ok(());
+        }
+        let Some(kind) = shared.kind_of("", "namespaces") else {
+            return Ok(());
+        };
+        let res = shared.kinds[kind].res.clone();
+        if self.api.get(&res, "", ns).await?.is_none() {
+            let id = ObjId {
+                kind,
+                key: ObjectKey::new("", ns),
+            };
+            let body = shared
+                .object(&id)
+                .and_then(|fed| {
+                    super::render::render(&super::render::RenderInput {
+                        template: &fed,
+                        cluster: &self.name,
+                        replicas: None,
+                        completions: None,
+                        retain_replicas: false,
+                        override_: None,
+                        federation: super::FEDERATION_NAME,
+                    })
+                    .ok()
+                })
+                .unwrap_or_else(|| {
+                    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns,
+                        "labels": {(super::MANAGED_BY): super::FEDERATION_NAME}}})
+                });
+            let created = self.api.apply(&res, &body, true).await?;
+            self.remember(&id, Some(created));
+        }
+        self.namespaces
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(ns.to_owned());
+        Ok(())
+    }
+}

@@ -1,0 +1,579 @@
+//! The propagator: follows the federation's propagated objects, their
+//! Namespaces and the Clusters, keeps one [`ClusterSyncer`] per usable
+//! Cluster, and turns each object into a [`Plan`] (schedule, render) that
+//! the cluster syncers carry out and the recorder reports.
+//!
+//! Contract:
+//! - An object that propagates carries [`super::CLEANUP_FINALIZER`] before
+//!   any copy of it is made; the recorder removes it once no copy is left.
+//! - Every change of an object, of its Namespace's defaults or of any
+//!   Cluster re-plans the objects concerned; plans are pure functions of
+//!   what the informers hold (plus the previous decision, for
+//!   `rebalance: false` and the grace period).
+//! - A deleted object's copies are deleted, or orphaned (markers stripped)
+//!   when it was deleted with `propagationPolicy=Orphan`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use skein_admission::placement::{self, Placement, ReplicaScheduling};
+
+use super::cluster::ClusterSyncer;
+use super::kinds;
+use super::plan::Policy;
+use super::render::{RenderInput, render};
+use super::shared::{Desired, Kind, ObjId, Plan, Shared};
+use crate::config::MemberConfig;
+use crate::controllers::informer::{Informer, Notice, ObjectKey};
+use crate::controllers::queue::WorkQueue;
+use crate::federation::members::credentials;
+use crate::federation::members::worker::secret_ref;
+use crate::federation::scheduler::{self, ClusterSnapshot, ScheduleInput};
+use crate::registry::{ORPHAN_FINALIZER, Registry, Target, WriteOptions, object, resource};
+
+/// The field manager of the propagator's writes on the federation.
+pub const MANAGER: &str = "skein-syncer";
+
+/// How many objects are planned at once.
+const PLANNERS: usize = 2;
+
+/// Starts the propagator (control-plane role); it runs until the runtime
+/// shuts down.
+pub fn spawn(registry: &Registry, config: &MemberConfig) {
+    let (registry, config) = (registry.clone(), config.clone());
+    tokio::spawn(async move { run(registry, config).await });
+}
+
+async fn run(registry: Registry, config: MemberConfig) {
+    let (clusters_res, secrets_res, placements, cluster_placements) = loop {
+        match (
+            resource::find("federation.skein.io", "v1alpha1", "clusters"),
+            resource::find("", "v1", "secrets"),
+            resource::find("federation.skein.io", "v1alpha1", "placements"),
+            resource::find("federation.skein.io", "v1alpha1", "clusterplacements"),
+        ) {
+            (Some(c), Some(s), Some(p), Some(cp)) => break (c, s, p, cp),
+            _ => tokio::time::sleep(Duration::from_secs(1)).await,
+        }
+    };
+    let kinds: Vec<Kind> = kinds::PROPAGATED
+        .iter()
+        .filter_map(|(g, v, p)| resource::find(g, v, p))
+        .map(|res| Kind {
+            informer: Informer::start(&registry, res.clone()),
+            res,
+        })
+        .collect();
+    let clusters = Informer::start(&registry, clusters_res);
+    let secrets = Informer::start(&registry, secrets_res);
+    let placements = [
+        Informer::start(&registry, placements),
+        Informer::start(&registry, cluster_placements),
+    ];
+    let shared = Arc::new(Shared {
+        registry,
+        config,
+        kinds,
+        clusters: clusters.clone(),
+        plans: Default::default(),
+        copies: Default::default(),
+        syncers: Default::default(),
+        objects: WorkQueue::new(),
+        records: WorkQueue::new(),
+        placements,
+    });
+    let mut cluster_notices = clusters.subscription();
+    let mut secret_notices = secrets.subscription();
+    for k in &shared.kinds {
+        k.informer.synced().await;
+    }
+    clusters.synced().await;
+    secrets.synced().await;
+    for p in &shared.placements {
+        p.synced().await;
+    }
+    for kind in 0..shared.kinds.len() {
+        let sh = shared.clone();
+        tokio::spawn(async move { follow_kind(sh, kind).await });
+    }
+    for _ in 0..PLANNERS {
+        let sh = shared.clone();
+        tokio::spawn(async move { plan_loop(sh).await });
+    }
+    super::record::spawn(&shared);
+    reconcile_syncers(&shared, &secrets).await;
+    enqueue_all(&shared);
+    loop {
+        tokio::select! {
+            n = cluster_notices.next() => match n {
+                Some(_) => {
+                    reconcile_syncers(&shared, &secrets).await;
+                    enqueue_all(&shared);
+                }
+                None => return,
+            },
+            n = secret_notices.next() => match n {
+                Some(_) => reconcile_syncers(&shared, &secrets).await,
+                None => return,
+            },
+        }
+    }
+}
+
+/// Queues every object of one kind as it changes; a Namespace's change
+/// re-plans the objects whose defaults it holds.
+async fn follow_kind(shared: Arc<Shared>, kind: usize) {
+    let Some(k) = shared.kinds.get(kind).cloned() else {
+        return;
+    };
+    let mut notices = k.informer.subscription();
+    let namespaces = shared.kind_of("", "namespaces");
+    loop {
+        match notices.next().await {
+            Some(Notice::Applied(o) | Notice::Deleted(o)) => {
+                let key = ObjectKey::of(&o);
+                if Some(kind) == namespaces {
+                    enqueue_namespace(&shared, &key.name);
+                }
+                shared.objects.add(ObjId { kind, key });
+            }
+            Some(Notice::Resync) => {
+                for o in k.informer.list(|_| true) {
+                    shared.objects.add(ObjId {
+                        kind,
+                        key: ObjectKey::of(&o),
+                    });
+                }
+            }
+            None => return,
+        }
+    }
+}
+
+fn enqueue_namespace(shared: &Shared, ns: &str) {
+    for (kind, k) in shared.kinds.iter().enumerate() {
+        let objects = if k.res.namespaced {
+            k.informer.list_namespace(ns)
+        } else {
+            k.informer
+                .list(|o| super::record::defaults_namespace(o) == Some(ns))
+        };
+        for o in objects {
+            shared.objects.add(ObjId {
+                kind,
+                key: ObjectKey::of(&o),
+            });
+        }
+    }
+}
+
+fn enqueue_all(shared: &Shared) {
+    for (kind, k) in shared.kinds.iter().enumerate() {
+        for o in k.informer.list(|_| true) {
+            shared.objects.add(ObjId {
+                kind,
+                key: ObjectKey::of(&o),
+            });
+        }
+    }
+    // Copies whose object is gone (strays) are planned too.
+    for s in shared.all_syncers() {
+        for kind in 0..shared.kinds.len() {
+            for id in s.copies_of_kind(kind) {
+                shared.objects.add(id);
+            }
+        }
+    }
+}
+
+/// Starts, restarts and stops cluster syncers to match the Clusters.
+async fn reconcile_syncers(shared: &Arc<Shared>, secrets: &Informer) {
+    let mut wanted: BTreeMap<String, (String, Option<String>, String)> = BTreeMap::new();
+    for c in shared.clusters.list(|c| !object::is_deleting(c)) {
+        let Some((ns, name, key)) = secret_ref(&c) else {
+            continue;
+        };
+        let Some(secret) = secrets.get(&ObjectKey::new(ns, name)) else {
+            continue;
+        };
+        let Ok(text) = credentials::from_secret(&secret, &key) else {
+            continue;
+        };
+        let context = c
+            .pointer("/spec/context")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned);
+        let fingerprint = format!(
+            "{}/{}",
+            object::uid(&c),
+            hex(&crate::registry::sha256(
+                format!("{text}\0{context:?}").as_bytes()
+            ))
+        );
+        wanted.insert(object::name(&c).to_owned(), (fingerprint, context, text));
+    }
+    let missing: Vec<(String, (String, Option<String>, String))> = {
+        let mut syncers = shared
+            .syncers
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        syncers.retain(|name, s| {
+            wanted
+                .get(name)
+                .is_some_and(|(f, _, _)| *f == s.fingerprint)
+        });
+        wanted
+            .into_iter()
+            .filter(|(n, _)| !syncers.contains_key(n))
+            .collect()
+    };
+    for (name, (fingerprint, context, text)) in missing {
+        match credentials::client(&text, context.as_deref()).await {
+            Ok(client) => {
+                let s = ClusterSyncer::start(shared, &name, fingerprint, client);
+                shared
+                    .syncers
+                    .write()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(name, s);
+            }
+            Err(e) => tracing::debug!(cluster = name, error = %e, "no client for the cluster"),
+        }
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+async fn plan_loop(shared: Arc<Shared>) {
+    loop {
+        let item = shared.objects.next().await;
+        let id = item.key().clone();
+        match plan_object(&shared, &id).await {
+            Ok(()) => drop(item),
+            Err(e) => {
+                tracing::debug!(object = %id.key, error = %e, "planning failed; retrying");
+                item.retry();
+            }
+        }
+    }
+}
+
+/// The clusters that hold a copy of `id` or are working on one.
+fn holders(shared: &Shared, id: &ObjId) -> BTreeSet<String> {
+    let mut out: BTreeSet<String> = shared
+        .all_syncers()
+        .iter()
+        .filter(|s| s.copy_of(id).is_some())
+        .map(|s| s.name.clone())
+        .collect();
+    if let Some(p) = shared.plan(id) {
+        out.extend(p.copies.keys().cloned());
+    }
+    out
+}
+
+/// The Placement's previous decision: replicas (or `None` for a whole
+/// copy) by cluster.
+fn previous_decision(
+    shared: &Shared,
+    id: &ObjId,
+    namespaced: bool,
+) -> BTreeMap<String, Option<i64>> {
+    if let Some(p) = shared.plan(id)
+        && p.decision.is_some()
+    {
+        return p.assigned.clone();
+    }
+    let informer = &shared.placements[usize::from(!namespaced)];
+    let Some(kind) = shared.kinds.get(id.kind) else {
+        return BTreeMap::new();
+    };
+    let name = super::record::placement_name(kind.res.kind, &id.key.name);
+    let Some(p) = informer.get(&ObjectKey::new(id.key.namespace.clone(), name)) else {
+        return BTreeMap::new();
+    };
+    p.pointer("/status/decision/clusters")
+        .and_then(Value::as_array)
+        .map(|cs| {
+            cs.iter()
+                .filter_map(|c| {
+                    let name = c.get("name")?.as_str()?.to_owned();
+                    Some((name, c.get("replicas").and_then(Value::as_i64)))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), crate::status::ApiError> {
+    let Some(kind) = shared.kinds.get(id.kind).cloned() else {
+        return Ok(());
+    };
+    let holders = holders(shared, id);
+    let Some(obj) = shared.object(id) else {
+        // Gone from the federation: any copy left is a stray.
+        if holders.is_empty() {
+            shared.forget(id);
+            return Ok(());
+        }
+        let plan = Plan {
+            uid: String::new(),
+            generation: 0,
+            policy: default_policy(),
+            copies: holders
+                .iter()
+                .map(|c| (c.clone(), Desired::Absent))
+                .collect(),
+            decision: None,
+            assigned: BTreeMap::new(),
+            releasing: true,
+        };
+        return Ok(dispatch(shared, id, plan));
+    };
+    let res = &kind.res;
+    let generation = obj
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    let uid = object::uid(&obj).to_owned();
+    let namespace = super::record::defaults_namespace(&obj).and_then(|ns| {
+        let k = shared.kind_of("", "namespaces")?;
+        shared.kinds[k].informer.get(&ObjectKey::new("", ns))
+    });
+    let placement = super::record::effective(&obj, namespace.as_deref());
+    let policy = Policy {
+        conflict: placement.effective_conflict_resolution(),
+        drift: placement.effective_drift(),
+    };
+    let deleting = object::is_deleting(&obj);
+    if res.plural == "namespaces" {
+        // A Namespace goes where its objects go (the cluster syncers
+        // create it there); its copies follow its labels and annotations.
+        let copies = holders
+            .iter()
+            .map(|c| {
+                let d = if deleting {
+                    Desired::Absent
+                } else {
+                    render_for(&obj, c, None, None, &placement)
+                };
+                (c.clone(), d)
+            })
+            .collect();
+        let plan = Plan {
+            uid,
+            generation,
+            policy,
+            copies,
+            decision: None,
+            assigned: BTreeMap::new(),
+            releasing: false,
+        };
+        return Ok(dispatch(shared, id, plan));
+    }
+    let stays = kinds::stays_on_federation(res.group, res.plural, &obj).is_some()
+        || placement.control_plane_only == Some(true);
+    if stays || deleting {
+        let orphan = deleting
+            && object::finalizers(&obj)
+                .iter()
+                .any(|f| f == ORPHAN_FINALIZER);
+        let d = if orphan {
+            Desired::Orphaned
+        } else {
+            Desired::Absent
+        };
+        let plan = Plan {
+            uid,
+            generation,
+            policy,
+            copies: holders.iter().map(|c| (c.clone(), d.clone())).collect(),
+            decision: None,
+            assigned: BTreeMap::new(),
+            releasing: true,
+        };
+        return Ok(dispatch(shared, id, plan));
+    }
+    let previous = previous_decision(shared, id, res.namespaced);
+    let divided = kinds::divided(res.group, res.kind);
+    let snapshots: Vec<ClusterSnapshot> = shared
+        .clusters
+        .list(|c| !object::is_deleting(c))
+        .iter()
+        .map(|c| ClusterSnapshot::from_cluster(c))
+        .collect();
+    let gvr = scheduler::Gvr {
+        group: res.group.to_owned(),
+        version: res.version.to_owned(),
+        resource: res.plural.to_owned(),
+    };
+    let current: BTreeMap<String, i64> = previous
+        .iter()
+        .filter_map(|(k, v)| Some((k.clone(), (*v)?)))
+        .collect();
+    let capacity = BTreeMap::new();
+    let key = format!("{}/{}", res.qualified(), id.key);
+    let total = divided.map(|d| kinds::total_replicas(d, &obj));
+    let input = ScheduleInput {
+        gvr: &gvr,
+        object_key: &key,
+        placement: &placement,
+        replicas: total,
+        clusters: &snapshots,
+        current: &current,
+        capacity: &capacity,
+    };
+    let decision = scheduler::schedule(&input);
+    let scheduling = match (
+        placement
+            .replica_scheduling
+            .unwrap_or(ReplicaScheduling::Divided),
+        divided,
+    ) {
+        (ReplicaScheduling::Divided, Some(_)) => "Divided",
+        _ => "Duplicated",
+    };
+    // Job completions are split like parallelism.
+    let completions: BTreeMap<String, i64> =
+        match (divided, kinds::job_completions(&obj), scheduling) {
+            (Some(kinds::Divided::Job), Some(c), "Divided") => {
+                let eligible: Vec<String> = decision.assignments.keys().cloned().collect();
+                scheduler::divide(
+                    c,
+                    &placement.effective_replica_preferences(),
+                    &eligible,
+                    &BTreeMap::new(),
+                    &BTreeMap::new(),
+                    &key,
+                )
+                .replicas
+            }
+            _ => BTreeMap::new(),
+        };
+    if !decision.assignments.is_empty()
+        && !object::finalizers(&obj)
+            .iter()
+            .any(|f| f == super::CLEANUP_FINALIZER)
+    {
+        add_finalizer(shared, res, id).await?;
+    }
+    let mut copies: BTreeMap<String, Desired> = BTreeMap::new();
+    let mut assigned = BTreeMap::new();
+    for (cluster, a) in &decision.assignments {
+        let replicas = match a {
+            scheduler::Assignment::Replicas(n) => Some(*n),
+            scheduler::Assignment::Whole => None,
+        };
+        assigned.insert(cluster.clone(), replicas);
+        copies.insert(
+            cluster.clone(),
+            render_for(
+                &obj,
+                cluster,
+                replicas,
+                completions.get(cluster).copied(),
+                &placement,
+            ),
+        );
+    }
+    for c in holders {
+        copies.entry(c).or_insert(Desired::Absent);
+    }
+    let decision_json =
+        super::record::decision_status(&decision, scheduling, &object::now_rfc3339());
+    let plan = Plan {
+        uid,
+        generation,
+        policy,
+        copies,
+        decision: Some(decision_json),
+        assigned,
+        releasing: false,
+    };
+    dispatch(shared, id, plan);
+    Ok(())
+}
+
+fn default_policy() -> Policy {
+    Policy {
+        conflict: placement::ConflictResolution::Abort,
+        drift: placement::Drift::Enforce,
+    }
+}
+
+fn render_for(
+    obj: &Value,
+    cluster: &str,
+    replicas: Option<i64>,
+    completions: Option<i64>,
+    placement: &Placement,
+) -> Desired {
+    let input = RenderInput {
+        template: obj,
+        cluster,
+        replicas,
+        completions,
+        retain_replicas: placement.retain_replicas == Some(true),
+        override_: placement.overrides.get(cluster),
+        federation: super::FEDERATION_NAME,
+    };
+    match render(&input) {
+        Ok(v) => Desired::Copy(Arc::new(v)),
+        Err(e) => Desired::Unrenderable(e.to_string()),
+    }
+}
+
+/// Stores the plan and queues the object on every cluster it concerns.
+fn dispatch(shared: &Shared, id: &ObjId, plan: Plan) {
+    let clusters: Vec<String> = plan.copies.keys().cloned().collect();
+    shared.set_plan(id, plan);
+    for c in clusters {
+        if let Some(s) = shared.syncer(&c) {
+            s.enqueue(id.clone());
+        }
+    }
+    shared.records.add(id.clone());
+}
+
+async fn add_finalizer(
+    shared: &Shared,
+    res: &crate::registry::ResourceInfo,
+    id: &ObjId,
+) -> Result<(), crate::status::ApiError> {
+    let opts = WriteOptions {
+        field_manager: MANAGER.into(),
+        ..WriteOptions::default()
+    };
+    shared
+        .registry
+        .update_with(
+            res,
+            &id.key.namespace,
+            &id.key.name,
+            Target::Main,
+            &opts,
+            |cur| {
+                let mut next = cur.clone();
+                let mut f = object::finalizers(cur);
+                if !f.iter().any(|x| x == super::CLEANUP_FINALIZER) && !object::is_deleting(cur) {
+                    f.push(super::CLEANUP_FINALIZER.to_owned());
+                    object::set_finalizers(&mut next, &f);
+                }
+                Ok(next)
+            },
+        )
+        .await
+        .map(|_| ())
+        .or_else(|e| {
+            if e.code().as_u16() == 404 {
+                Ok(())
+            } else {
+                Err(e)
+            }
+        })
+}

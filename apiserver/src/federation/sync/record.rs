@@ -1,0 +1,564 @@
+//! The recorder: for each federated object, writes what the plan and the
+//! cluster syncers know where users look — its Placement (or
+//! ClusterPlacement) status, its own native status (folded by
+//! [`crate::federation::status::aggregate`]), Events on its per-cluster
+//! transitions — and removes [`super::CLEANUP_FINALIZER`] once no copy
+//! is left of an object being deleted.
+//!
+//! Contract: writes only what changed (a record of an unchanged object
+//! writes nothing); every write goes through the registry as field
+//! manager [`super::propagator::MANAGER`].
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Map, Value, json};
+use skein_admission::placement::{self, Placement};
+
+use super::shared::{Desired, ObjId, Shared, State};
+use crate::federation::scheduler::Decision;
+use crate::federation::status::{self, MemberCopy};
+use crate::registry::{Registry, ResourceInfo, Target, WriteOptions, object, resource};
+
+/// How many objects are recorded at once.
+const RECORDERS: usize = 2;
+
+/// The name of the Placement of a `kind` object named `name`.
+pub fn placement_name(kind: &str, name: &str) -> String {
+    let mut n = format!("{}-{}", kind.to_ascii_lowercase(), name);
+    n.truncate(253);
+    n
+}
+
+/// The Namespace whose defaults `obj` takes: its own namespace, or for a
+/// cluster-scoped object a Helm release's namespace.
+pub fn defaults_namespace(obj: &Value) -> Option<&str> {
+    let ns = object::namespace(obj);
+    if !ns.is_empty() {
+        return Some(ns);
+    }
+    obj.pointer("/metadata/annotations/meta.helm.sh~1release-namespace")
+        .and_then(Value::as_str)
+}
+
+/// The object's placement over its Namespace's (DESIGN §3).
+pub fn effective(obj: &Value, namespace: Option<&Value>) -> Placement {
+    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
+    let parse = |o: &Value| {
+        o.pointer("/metadata/annotations")
+            .and_then(Value::as_object)
+            .and_then(|a| placement::parse(a, kind).ok())
+            .unwrap_or_default()
+    };
+    let own = parse(obj);
+    let Some(ns) = namespace else { return own };
+    let mut defaults = parse(ns);
+    if own.clusters.is_some() || own.cluster_selector.is_some() {
+        defaults.clusters = None;
+        defaults.cluster_selector = None;
+    }
+    own.or(&defaults)
+}
+
+/// The `status.decision` of a Placement.
+pub fn decision_status(decision: &Decision, scheduling: &str, now: &str) -> Value {
+    let clusters: Vec<Value> = decision
+        .assignments
+        .iter()
+        .map(|(name, a)| match a {
+            crate::federation::scheduler::Assignment::Replicas(n) => {
+                json!({"name": name, "replicas": n})
+            }
+            crate::federation::scheduler::Assignment::Whole => json!({"name": name}),
+        })
+        .collect();
+    let excluded: Vec<Value> = decision
+        .excluded
+        .iter()
+        .map(|(name, e)| json!({"name": name, "reason": format!("{e:?}")}))
+        .collect();
+    json!({"scheduling": scheduling, "clusters": clusters, "excluded": excluded, "time": now})
+}
+
+/// Starts the recorders.
+pub fn spawn(shared: &Arc<Shared>) {
+    let memory = Arc::new(Mutex::new(HashMap::new()));
+    for _ in 0..RECORDERS {
+        let (sh, m) = (shared.clone(), memory.clone());
+        tokio::spawn(async move {
+            loop {
+                let item = sh.records.next().await;
+                let id = item.key().clone();
+                match record(&sh, &id, &m).await {
+                    Ok(()) => drop(item),
+                    Err(e) => {
+                        tracing::debug!(object = %id.key, error = %e, "recording failed; retrying");
+                        item.retry();
+                    }
+                }
+            }
+        });
+    }
+}
+
+/// The last per-cluster state Events were emitted for.
+type Memory = Mutex<HashMap<(ObjId, String), (State, i64)>>;
+
+fn opts() -> WriteOptions {
+    WriteOptions {
+        field_manager: super::propagator::MANAGER.into(),
+        ..WriteOptions::default()
+    }
+}
+
+/// One cluster's line in the Placement.
+struct Line {
+    state: State,
+    message: String,
+    applied: Option<i64>,
+}
+
+async fn record(
+    shared: &Shared,
+    id: &ObjId,
+    memory: &Memory,
+) -> Result<(), crate::status::ApiError> {
+    let Some(kind) = shared.kinds.get(id.kind).cloned() else {
+        return Ok(());
+    };
+    let Some(obj) = shared.object(id) else {
+        return Ok(());
+    };
+    let Some(plan) = shared.plan(id) else {
+        return Ok(());
+    };
+    if plan.uid != object::uid(&obj) {
+        return Ok(());
+    }
+    let generation = plan.generation;
+    let mut lines: BTreeMap<String, Line> = BTreeMap::new();
+    let mut copies: Vec<(String, Option<Arc<Value>>, bool)> = Vec::new();
+    let mut holding = 0usize;
+    for (cluster, desired) in &plan.copies {
+        let st = shared.copy_state(id, cluster).filter(|s| s.uid == plan.uid);
+        let member = shared.syncer(cluster).and_then(|s| s.copy_of(id));
+        if member.is_some() {
+            holding += 1;
+        }
+        match desired {
+            Desired::Copy(_) | Desired::Unrenderable(_) => {
+                let current = st.as_ref().and_then(|s| s.applied_generation) == Some(generation);
+                let mut line = match &st {
+                    Some(s) => Line {
+                        state: s.state,
+                        message: s.message.clone(),
+                        applied: s.applied_generation,
+                    },
+                    None => Line {
+                        state: State::Pending,
+                        message: String::new(),
+                        applied: None,
+                    },
+                };
+                if line.state == State::Applied
+                    && current
+                    && member.as_deref().is_some_and(status::is_ready)
+                {
+                    line.state = State::Ready;
+                }
+                copies.push((cluster.clone(), member, current));
+                lines.insert(cluster.clone(), line);
+            }
+            Desired::Absent | Desired::Orphaned => {
+                if member.is_some() || st.is_some() {
+                    let message = st.map(|s| s.message).unwrap_or_default();
+                    lines.insert(
+                        cluster.clone(),
+                        Line {
+                            state: State::Deleting,
+                            message,
+                            applied: None,
+                        },
+                    );
+                }
+            }
+        }
+    }
+    let res = kind.res.clone();
+    if plan.decision.is_some() || !lines.is_empty() {
+        write_placement(shared, &res, &obj, &plan.decision, &lines, generation).await?;
+    }
+    let member_copies: Vec<MemberCopy<'_>> = copies
+        .iter()
+        .map(|(c, m, cur)| MemberCopy {
+            cluster: c,
+            object: m.as_deref(),
+            current: *cur,
+        })
+        .collect();
+    if plan.decision.is_some()
+        && let Some(new_status) = status::aggregate(&obj, &member_copies)
+        && obj.get("status") != Some(&new_status)
+        && res.status
+    {
+        let ns = object::namespace(&obj).to_owned();
+        shared
+            .registry
+            .update_with(
+                &res,
+                &ns,
+                object::name(&obj),
+                Target::Status,
+                &opts(),
+                |cur| {
+                    let mut next = cur.clone();
+                    if let Some(m) = next.as_object_mut() {
+                        m.insert("status".into(), new_status.clone());
+                    }
+                    Ok(next)
+                },
+            )
+            .await?;
+    }
+    events(shared, id, &obj, &lines, generation, memory).await;
+    if plan.releasing && holding == 0 && lines.is_empty() {
+        remove_finalizer(&shared.registry, &res, &obj).await?;
+    }
+    Ok(())
+}
+
+async fn write_placement(
+    shared: &Shared,
+    res: &ResourceInfo,
+    obj: &Value,
+    decision: &Option<Value>,
+    lines: &BTreeMap<String, Line>,
+    generation: i64,
+) -> Result<(), crate::status::ApiError> {
+    let (plural, kind, idx) = if res.namespaced {
+        ("placements", "Placement", 0)
+    } else {
+        ("clusterplacements", "ClusterPlacement", 1)
+    };
+    let Some(pres) = resource::find("federation.skein.io", "v1alpha1", plural) else {
+        return Ok(());
+    };
+    let ns = object::namespace(obj).to_owned();
+    let name = placement_name(res.kind, object::name(obj));
+    let existing = shared.placements[idx].get(&crate::controllers::informer::ObjectKey::new(
+        ns.clone(),
+        name.clone(),
+    ));
+    let old_status = existing
+        .as_ref()
+        .and_then(|p| p.get("status").cloned())
+        .unwrap_or(Value::Null);
+    let now = object::now_rfc3339();
+    let status = placement_status(&old_status, decision, lines, generation, &now);
+    if existing.is_some() && old_status == status {
+        return Ok(());
+    }
+    if existing.is_none() {
+        let placement = json!({
+            "apiVersion": "federation.skein.io/v1alpha1",
+            "kind": kind,
+            "metadata": {
+                "name": name,
+                "namespace": if res.namespaced { Value::from(ns.clone()) } else { Value::Null },
+                "ownerReferences": [{
+                    "apiVersion": res.api_version, "kind": res.kind,
+                    "name": object::name(obj), "uid": object::uid(obj),
+                }],
+            },
+            "spec": {"resourceRef": {
+                "apiVersion": res.api_version, "kind": res.kind,
+                "name": object::name(obj), "uid": object::uid(obj),
+            }},
+        });
+        let mut placement = placement;
+        if let Some(m) = placement
+            .pointer_mut("/metadata")
+            .and_then(Value::as_object_mut)
+        {
+            m.retain(|_, v| !v.is_null());
+        }
+        let placement = pres
+            .normalize(placement)
+            .map_err(|e| crate::status::ApiError::internal(e.to_string()))?;
+        match shared.registry.create(&pres, &ns, placement, &opts()).await {
+            Ok(_) => {}
+            Err(e) if e.code().as_u16() == 409 => {}
+            Err(e) => return Err(e),
+        }
+    }
+    shared
+        .registry
+        .update_with(&pres, &ns, &name, Target::Status, &opts(), |cur| {
+            let mut next = cur.clone();
+            if let Some(m) = next.as_object_mut() {
+                m.insert("status".into(), status.clone());
+            }
+            Ok(next)
+        })
+        .await
+        .map(|_| ())
+}
+
+/// The Placement's status: the decision, one line per cluster (keeping
+/// `lastTransitionTime` where the state did not change), the summary and
+/// the conditions.
+fn placement_status(
+    old: &Value,
+    decision: &Option<Value>,
+    lines: &BTreeMap<String, Line>,
+    generation: i64,
+    now: &str,
+) -> Value {
+    let old_line = |name: &str| -> Option<&Value> {
+        old.get("clusters")?
+            .as_array()?
+            .iter()
+            .find(|c| c.get("name").and_then(Value::as_str) == Some(name))
+    };
+    let clusters: Vec<Value> = lines
+        .iter()
+        .map(|(name, l)| {
+            let prev = old_line(name);
+            let since = match prev {
+                Some(p) if p.get("state").and_then(Value::as_str) == Some(l.state.as_str()) => p
+                    .get("lastTransitionTime")
+                    .cloned()
+                    .unwrap_or_else(|| json!(now)),
+                _ => json!(now),
+            };
+            let mut m = Map::new();
+            m.insert("name".into(), json!(name));
+            m.insert("state".into(), json!(l.state.as_str()));
+            if !l.message.is_empty() {
+                m.insert("message".into(), json!(l.message));
+            }
+            if let Some(g) = l.applied {
+                m.insert("appliedGeneration".into(), json!(g));
+            }
+            m.insert("lastTransitionTime".into(), since);
+            Value::Object(m)
+        })
+        .collect();
+    let placed = lines
+        .values()
+        .filter(|l| l.state != State::Deleting)
+        .count();
+    let ready = lines.values().filter(|l| l.state == State::Ready).count();
+    let synced = lines
+        .values()
+        .filter(|l| {
+            matches!(l.state, State::Applied | State::Ready) && l.applied == Some(generation)
+        })
+        .count();
+    // The decision keeps its time while it does not change.
+    let decision = match (decision, old.get("decision")) {
+        (Some(d), Some(o)) if without_time(d) == without_time(o) => Some(o.clone()),
+        (d, _) => d.clone(),
+    };
+    let condition = |t: &str, ok: bool, reason: &str, message: String| {
+        let status = if ok { "True" } else { "False" };
+        let prev = old
+            .get("conditions")
+            .and_then(Value::as_array)
+            .and_then(|cs| {
+                cs.iter()
+                    .find(|c| c.get("type").and_then(Value::as_str) == Some(t))
+            });
+        let since = match prev {
+            Some(p) if p.get("status").and_then(Value::as_str) == Some(status) => p
+                .get("lastTransitionTime")
+                .cloned()
+                .unwrap_or_else(|| json!(now)),
+            _ => json!(now),
+        };
+        json!({"type": t, "status": status, "reason": reason, "message": message,
+               "observedGeneration": generation, "lastTransitionTime": since})
+    };
+    let scheduled = decision
+        .as_ref()
+        .and_then(|d| d.get("clusters"))
+        .and_then(Value::as_array)
+        .is_some_and(|c| !c.is_empty());
+    let conditions = vec![
+        condition(
+            "Scheduled",
+            scheduled,
+            if scheduled {
+                "Scheduled"
+            } else {
+                "Unschedulable"
+            },
+            if scheduled {
+                format!("placed on {placed} cluster(s)")
+            } else {
+                "no cluster is eligible".into()
+            },
+        ),
+        condition(
+            "Synced",
+            synced == placed && placed > 0,
+            if synced == placed {
+                "Synced"
+            } else {
+                "Syncing"
+            },
+            format!("{synced} of {placed} copies applied at generation {generation}"),
+        ),
+        condition(
+            "Ready",
+            ready == placed && placed > 0,
+            if ready == placed { "Ready" } else { "NotReady" },
+            format!("{ready} of {placed} copies ready"),
+        ),
+    ];
+    let mut m = Map::new();
+    m.insert("observedGeneration".into(), json!(generation));
+    if let Some(d) = decision {
+        m.insert("decision".into(), d);
+    }
+    m.insert("clusters".into(), Value::Array(clusters));
+    m.insert(
+        "summary".into(),
+        json!({"clusters": placed, "ready": ready, "synced": synced}),
+    );
+    m.insert("conditions".into(), Value::Array(conditions));
+    Value::Object(m)
+}
+
+fn without_time(v: &Value) -> Value {
+    let mut v = v.clone();
+    if let Some(m) = v.as_object_mut() {
+        m.remove("time");
+    }
+    v
+}
+
+/// Events on the federated object for each cluster's state change.
+async fn events(
+    shared: &Shared,
+    id: &ObjId,
+    obj: &Value,
+    lines: &BTreeMap<String, Line>,
+    generation: i64,
+    memory: &Memory,
+) {
+    let mut due = Vec::new();
+    {
+        let mut m = memory
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for (cluster, l) in lines {
+            let k = (id.clone(), cluster.clone());
+            let prev = m.get(&k).copied();
+            if prev == Some((l.state, generation))
+                || (prev.map(|p| p.0) == Some(State::Ready) && l.state == State::Applied)
+            {
+                continue;
+            }
+            m.insert(k, (l.state, generation));
+            let (reason, kind, text) = match l.state {
+                State::Applied if prev.map(|p| p.0) != Some(State::Applied) => (
+                    "Applied",
+                    "Normal",
+                    format!("applied generation {generation} to cluster {cluster}"),
+                ),
+                State::Failed => (
+                    "Failed",
+                    "Warning",
+                    format!("cluster {cluster}: {}", l.message),
+                ),
+                State::Conflict => (
+                    "Conflict",
+                    "Warning",
+                    format!("cluster {cluster}: {}", l.message),
+                ),
+                State::Drifted => (
+                    "Drifted",
+                    "Warning",
+                    format!("cluster {cluster}: {}", l.message),
+                ),
+                _ => continue,
+            };
+            due.push((reason, kind, text));
+        }
+    }
+    for (reason, kind, text) in due {
+        emit(&shared.registry, obj, reason, kind, &text).await;
+    }
+}
+
+/// Records one core/v1 Event about the federated object.
+pub async fn emit(registry: &Registry, obj: &Value, reason: &str, kind: &str, message: &str) {
+    let Some(events) = resource::find("", "v1", "events") else {
+        return;
+    };
+    let ns = match object::namespace(obj) {
+        "" => "default",
+        ns => ns,
+    };
+    let now = object::now_rfc3339();
+    let unique = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let event = json!({
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": format!("{}.{unique:x}", object::name(obj)), "namespace": ns},
+        "involvedObject": {
+            "apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
+            "name": object::name(obj), "namespace": object::namespace(obj),
+            "uid": object::uid(obj),
+        },
+        "reason": reason, "message": message, "type": kind,
+        "source": {"component": "skein-syncer"},
+        "firstTimestamp": now, "lastTimestamp": now, "count": 1,
+        "reportingComponent": "skein-syncer", "reportingInstance": "",
+    });
+    if let Err(e) = registry.create(&events, ns, event, &opts()).await {
+        tracing::debug!(error = %e, "recording an event failed");
+    }
+}
+
+async fn remove_finalizer(
+    registry: &Registry,
+    res: &ResourceInfo,
+    obj: &Value,
+) -> Result<(), crate::status::ApiError> {
+    if !object::finalizers(obj)
+        .iter()
+        .any(|f| f == super::CLEANUP_FINALIZER)
+    {
+        return Ok(());
+    }
+    registry
+        .update_with(
+            res,
+            object::namespace(obj),
+            object::name(obj),
+            Target::Main,
+            &opts(),
+            |cur| {
+                let mut next = cur.clone();
+                let f: Vec<String> = object::finalizers(cur)
+                    .into_iter()
+                    .filter(|f| f != super::CLEANUP_FINALIZER)
+                    .collect();
+                object::set_finalizers(&mut next, &f);
+                Ok(next)
+            },
+        )
+        .await
+        .map(|_| ())
+        .or_else(|e| {
+            if e.code().as_u16() == 404 {
+                Ok(())
+            } else {
+                Err(e)
+            }
+        })
+}

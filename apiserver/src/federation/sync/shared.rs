@@ -1,0 +1,226 @@
+//! The syncer's shared state: what each federated object wants on each
+//! cluster (its [`Plan`], written by the propagator) and how each member
+//! copy is doing (its [`CopyState`], written by the cluster syncers), read
+//! by the recorder. In memory only: after a restart it is rebuilt from the
+//! federation's objects and the members' copies.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+
+use serde_json::Value;
+
+use super::cluster::ClusterSyncer;
+use super::plan::Policy;
+use crate::config::MemberConfig;
+use crate::controllers::informer::{Informer, ObjectKey};
+use crate::controllers::queue::WorkQueue;
+use crate::registry::{Registry, ResourceInfo};
+
+/// A federated object: its resource (index into [`super::kinds::PROPAGATED`])
+/// and its key.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjId {
+    /// Index into [`Shared::kinds`].
+    pub kind: usize,
+    /// Namespace and name.
+    pub key: ObjectKey,
+}
+
+/// One propagated resource and its informer on the federation.
+#[derive(Clone)]
+pub struct Kind {
+    /// The resource (storage version).
+    pub res: Arc<ResourceInfo>,
+    /// Its objects on the federation.
+    pub informer: Informer,
+}
+
+/// What the federation wants on one cluster.
+#[derive(Clone, Debug)]
+pub enum Desired {
+    /// This rendered copy.
+    Copy(Arc<Value>),
+    /// This copy could not be rendered (a bad override): the message.
+    Unrenderable(String),
+    /// No copy.
+    Absent,
+    /// No copy; the member's copy stays, without markers.
+    Orphaned,
+}
+
+/// What one federated object wants, cluster by cluster.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The federated object's uid.
+    pub uid: String,
+    /// Its `metadata.generation`.
+    pub generation: i64,
+    /// Conflict and drift policies.
+    pub policy: Policy,
+    /// Every cluster that should hold a copy or lose one.
+    pub copies: BTreeMap<String, Desired>,
+    /// `status.decision` for the Placement; `None` when the object is not
+    /// scheduled (being deleted, or control-plane-only).
+    pub decision: Option<Value>,
+    /// The decision's clusters with their replicas (`None`: a whole copy).
+    pub assigned: BTreeMap<String, Option<i64>>,
+    /// The object is being deleted (or was, or stays on the federation):
+    /// its finalizer goes once no copy is left.
+    pub releasing: bool,
+}
+
+/// The per-cluster states of the Placement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// Not applied yet.
+    Pending,
+    /// The member accepted the current generation.
+    Applied,
+    /// The member's copy reports ready.
+    Ready,
+    /// The member refused it or cannot be reached.
+    Failed,
+    /// An object of that name that Skein does not own is there.
+    Conflict,
+    /// Someone else changed a field Skein manages.
+    Drifted,
+    /// The copy is being removed.
+    Deleting,
+}
+
+impl State {
+    /// The name in `status.clusters[].state`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Pending => "Pending",
+            State::Applied => "Applied",
+            State::Ready => "Ready",
+            State::Failed => "Failed",
+            State::Conflict => "Conflict",
+            State::Drifted => "Drifted",
+            State::Deleting => "Deleting",
+        }
+    }
+}
+
+/// How one member copy is doing, as its cluster syncer last saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CopyState {
+    /// The state (Ready is decided by the recorder from the member object).
+    pub state: State,
+    /// Details for people.
+    pub message: String,
+    /// The federated generation last applied (or found in sync).
+    pub applied_generation: Option<i64>,
+    /// The federated uid the state is about.
+    pub uid: String,
+}
+
+/// See the module documentation.
+pub struct Shared {
+    /// The federation's registry.
+    pub registry: Registry,
+    /// Flags.
+    pub config: MemberConfig,
+    /// The propagated resources, in [`super::kinds::PROPAGATED`] order.
+    pub kinds: Vec<Kind>,
+    /// Clusters on the federation.
+    pub clusters: Informer,
+    /// Plans by object.
+    pub plans: Mutex<HashMap<ObjId, Arc<Plan>>>,
+    /// Copy states by object and cluster.
+    pub copies: Mutex<HashMap<(ObjId, String), CopyState>>,
+    /// The running cluster syncers, by Cluster name.
+    pub syncers: RwLock<BTreeMap<String, Arc<ClusterSyncer>>>,
+    /// Placements and ClusterPlacements on the federation.
+    pub placements: [Informer; 2],
+    /// Objects to (re)schedule.
+    pub objects: WorkQueue<ObjId>,
+    /// Objects whose Placement, status, Events and finalizer to write.
+    pub records: WorkQueue<ObjId>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Shared {
+    /// The plan of `id`, if it was planned.
+    pub fn plan(&self, id: &ObjId) -> Option<Arc<Plan>> {
+        lock(&self.plans).get(id).cloned()
+    }
+
+    /// Replaces the plan of `id`.
+    pub fn set_plan(&self, id: &ObjId, plan: Plan) {
+        lock(&self.plans).insert(id.clone(), Arc::new(plan));
+    }
+
+    /// Forgets `id` (it is gone and has no copies).
+    pub fn forget(&self, id: &ObjId) {
+        lock(&self.plans).remove(id);
+        lock(&self.copies).retain(|(i, _), _| i != id);
+    }
+
+    /// The copy state of `id` on `cluster`.
+    pub fn copy_state(&self, id: &ObjId, cluster: &str) -> Option<CopyState> {
+        lock(&self.copies)
+            .get(&(id.clone(), cluster.to_owned()))
+            .cloned()
+    }
+
+    /// Sets the copy state of `id` on `cluster`; tells the recorder when it
+    /// changed.
+    pub fn set_copy_state(&self, id: &ObjId, cluster: &str, state: CopyState) {
+        let changed = {
+            let mut copies = lock(&self.copies);
+            let k = (id.clone(), cluster.to_owned());
+            let changed = copies.get(&k) != Some(&state);
+            copies.insert(k, state);
+            changed
+        };
+        if changed {
+            self.records.add(id.clone());
+        }
+    }
+
+    /// Drops the copy state of `id` on `cluster` (the copy is gone).
+    pub fn clear_copy_state(&self, id: &ObjId, cluster: &str) {
+        let removed = lock(&self.copies)
+            .remove(&(id.clone(), cluster.to_owned()))
+            .is_some();
+        if removed {
+            self.records.add(id.clone());
+        }
+    }
+
+    /// The running syncer of `cluster`.
+    pub fn syncer(&self, cluster: &str) -> Option<Arc<ClusterSyncer>> {
+        self.syncers
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(cluster)
+            .cloned()
+    }
+
+    /// Every running syncer.
+    pub fn all_syncers(&self) -> Vec<Arc<ClusterSyncer>> {
+        self.syncers
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    /// The federated object of `id`, from its informer.
+    pub fn object(&self, id: &ObjId) -> Option<Arc<Value>> {
+        self.kinds.get(id.kind)?.informer.get(&id.key)
+    }
+
+    /// The index of `res` in [`Shared::kinds`].
+    pub fn kind_of(&self, group: &str, plural: &str) -> Option<usize> {
+        self.kinds
+            .iter()
+            .position(|k| k.res.group == group && k.res.plural == plural)
+    }
+}
