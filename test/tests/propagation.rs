@@ -194,3 +194,213 @@ async fn weighted_split_and_status() {
         "{p:#}"
     );
 }
+
+fn configmap(name: &str, annotations: Value) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "default", "annotations": annotations},
+        "data": {"color": "blue", "size": "m"},
+    })
+}
+
+/// Which of eu, us, ap hold `args` (a kubectl object reference).
+fn holders(f: &Federation, k: &Path, args: &[&str]) -> Vec<String> {
+    ["eu", "us", "ap"]
+        .iter()
+        .filter(|c| member_get(f.member(c), k, args).is_some())
+        .map(|c| (*c).to_owned())
+        .collect()
+}
+
+/// Scenarios 3, 4, 8 and 10: overrides change one cluster's copy;
+/// selectors (both forms) choose clusters and relabelling moves the
+/// object; an unknown cluster shows as excluded; deletion removes every
+/// copy, orphan deletion leaves them without markers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overrides_selectors_and_deletion() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (k, k_old) = kubectls();
+    let f = Federation::start(dir.path(), &k, &[], &REGIONS).await;
+    let fed = &f.fed;
+    let cm = ["configmap", "cfg", "-n", "default"];
+
+    // Overrides: merge form for eu, JSON patch form for us; ap untouched.
+    apply(
+        &k,
+        fed,
+        "cfg",
+        &[configmap(
+            "cfg",
+            json!({
+                "override.skein.io/eu": r#"{"data":{"color":"green"}}"#,
+                "override.skein.io/us": r#"[{"op":"replace","path":"/data/size","value":"xl"},{"op":"add","path":"/metadata/labels/tier","value":"gold"}]"#,
+            }),
+        )],
+    );
+    let copies = eventually(
+        fed,
+        Duration::from_secs(30),
+        "the ConfigMap on all three members",
+        || {
+            let c: Vec<Value> = ["eu", "us", "ap"]
+                .iter()
+                .filter_map(|m| member_get(f.member(m), &k, &cm))
+                .collect();
+            (c.len() == 3).then_some(c)
+        },
+    )
+    .await;
+    assert_eq!(copies[0]["data"], json!({"color": "green", "size": "m"}));
+    assert_eq!(copies[1]["data"], json!({"color": "blue", "size": "xl"}));
+    assert_eq!(copies[1]["metadata"]["labels"]["tier"], "gold");
+    assert_eq!(copies[2]["data"], json!({"color": "blue", "size": "m"}));
+
+    // Selector, kubectl syntax: only eu and us.
+    apply(
+        &k_old,
+        fed,
+        "sel",
+        &[configmap(
+            "sel",
+            json!({"skein.io/cluster-selector": "region in (eu,us)"}),
+        )],
+    );
+    let sel = ["configmap", "sel", "-n", "default"];
+    eventually(
+        fed,
+        Duration::from_secs(30),
+        "sel on eu and us only",
+        || (holders(&f, &k, &sel) == ["eu", "us"]).then_some(()),
+    )
+    .await;
+    // The V1 JSON form: only ap.
+    apply(
+        &k,
+        fed,
+        "v1sel",
+        &[configmap(
+            "v1sel",
+            json!({
+                "federation.alpha.kubernetes.io/cluster-selector": r#"[{"key":"region","operator":"in","values":["ap"]}]"#,
+            }),
+        )],
+    );
+    let v1sel = ["configmap", "v1sel", "-n", "default"];
+    eventually(fed, Duration::from_secs(30), "v1sel on ap only", || {
+        (holders(&f, &k, &v1sel) == ["ap"]).then_some(())
+    })
+    .await;
+    // Relabelling us out of the selector moves sel off it.
+    cli::ok(
+        &k,
+        fed,
+        &["label", "cluster", "us", "region=sa", "--overwrite"],
+    );
+    eventually(
+        fed,
+        Duration::from_secs(30),
+        "sel leaves us after relabelling",
+        || (holders(&f, &k, &sel) == ["eu"]).then_some(()),
+    )
+    .await;
+    let p = cli::get_json(
+        &k,
+        fed,
+        &["get", "placement", "configmap-sel", "-n", "default"],
+    );
+    let excluded = p["status"]["decision"]["excluded"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        excluded.contains(&json!({"name": "us", "reason": "NotSelected"}))
+            || excluded
+                .iter()
+                .any(|e| e["name"] == "us" && e["reason"] == "NotSelected"),
+        "{p:#}"
+    );
+
+    // An unknown cluster name is no error: it shows as excluded.
+    apply(
+        &k,
+        fed,
+        "named",
+        &[configmap("named", json!({"skein.io/clusters": "eu,nope"}))],
+    );
+    let named = ["configmap", "named", "-n", "default"];
+    eventually(fed, Duration::from_secs(30), "named on eu only", || {
+        (holders(&f, &k, &named) == ["eu"]).then_some(())
+    })
+    .await;
+    let p = eventually(
+        fed,
+        Duration::from_secs(10),
+        "the placement names nope as UnknownCluster",
+        || {
+            let p = cli::get_json(
+                &k,
+                fed,
+                &["get", "placement", "configmap-named", "-n", "default"],
+            );
+            p["status"]["decision"]["excluded"]
+                .as_array()
+                .is_some_and(|ex| {
+                    ex.iter()
+                        .any(|e| e["name"] == "nope" && e["reason"] == "UnknownCluster")
+                })
+                .then_some(p)
+        },
+    )
+    .await;
+    assert_eq!(p["status"]["summary"]["clusters"], 1, "{p:#}");
+
+    // Deletion removes every copy, then the federated object.
+    cli::ok(
+        &k,
+        fed,
+        &[
+            "delete",
+            "configmap",
+            "cfg",
+            "-n",
+            "default",
+            "--wait=true",
+            "--timeout=30s",
+        ],
+    );
+    assert!(
+        holders(&f, &k, &cm).is_empty(),
+        "copies left after delete: {:?}",
+        holders(&f, &k, &cm)
+    );
+    // Orphan deletion leaves the copies, without Skein's markers.
+    cli::ok(
+        &k,
+        fed,
+        &[
+            "delete",
+            "configmap",
+            "named",
+            "-n",
+            "default",
+            "--cascade=orphan",
+            "--wait=true",
+            "--timeout=30s",
+        ],
+    );
+    let left = member_get(f.member("eu"), &k, &named).expect("the orphaned copy stays");
+    assert!(
+        left["metadata"]["labels"]
+            .get("federation.skein.io/managed-by")
+            .is_none(),
+        "{left:#}"
+    );
+    assert!(
+        left["metadata"]["annotations"]
+            .get("federation.skein.io/origin-uid")
+            .is_none(),
+        "{left:#}"
+    );
+    let gone = cli::kubectl(&k, fed, &["get", "configmap", "named", "-n", "default"]);
+    assert!(!gone.status.success(), "the federated object is gone");
+}

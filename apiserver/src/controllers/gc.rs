@@ -25,6 +25,12 @@ use crate::registry::{
 };
 use crate::status::ApiError;
 
+/// Finalizers whose controllers read the `orphan` finalizer: while one of
+/// them is on an object, the collector orphans its dependents but leaves
+/// the `orphan` finalizer (the federation syncer's cleanup finalizer:
+/// member copies are orphaned too, then it goes).
+pub const ORPHAN_WAITS_FOR: &[&str] = &["federation.skein.io/cleanup"];
+
 /// What the collector knows about one object.
 #[derive(Clone, Debug)]
 struct Node {
@@ -283,6 +289,9 @@ async fn handle_deleting_owner(registry: &Registry, graph: &Graph, uid: &str, no
             }
         }
         match r {
+            // The federation's syncer reads the orphan finalizer to orphan
+            // member copies too: it stays until the syncer is done.
+            Ok(()) if node.finalizers.iter().any(|f| ORPHAN_WAITS_FOR.contains(&f.as_str())) => Ok(()),
             Ok(()) => remove_finalizer(registry, node, ORPHAN_FINALIZER).await,
             Err(e) => Err(e),
         }

@@ -185,7 +185,9 @@ async fn record(
         }
     }
     let res = kind.res.clone();
-    if plan.decision.is_some() || !lines.is_empty() {
+    // A federation without members keeps no Placements (nothing to say).
+    let has_clusters = !shared.clusters.list(|_| true).is_empty();
+    if (plan.decision.is_some() && has_clusters) || !lines.is_empty() {
         write_placement(shared, &res, &obj, &plan.decision, &lines, generation).await?;
     }
     let member_copies: Vec<MemberCopy<'_>> = copies
@@ -223,6 +225,7 @@ async fn record(
     events(shared, id, &obj, &lines, generation, memory).await;
     if plan.releasing && holding == 0 && lines.is_empty() {
         remove_finalizer(&shared.registry, &res, &obj).await?;
+        delete_placement(shared, &res, &obj).await?;
     }
     Ok(())
 }
@@ -521,6 +524,23 @@ pub async fn emit(registry: &Registry, obj: &Value, reason: &str, kind: &str, me
     });
     if let Err(e) = registry.create(&events, ns, event, &opts()).await {
         tracing::debug!(error = %e, "recording an event failed");
+    }
+}
+
+/// Deletes the object's Placement (it stays on the federation, or it is
+/// being deleted and its copies are gone or orphaned).
+async fn delete_placement(shared: &Shared, res: &ResourceInfo, obj: &Value) -> Result<(), crate::status::ApiError> {
+    let (plural, idx) = if res.namespaced { ("placements", 0) } else { ("clusterplacements", 1) };
+    let ns = object::namespace(obj);
+    let name = placement_name(res.kind, object::name(obj));
+    if shared.placements[idx].get(&crate::controllers::informer::ObjectKey::new(ns, name.clone())).is_none() {
+        return Ok(());
+    }
+    let Some(pres) = resource::find("federation.skein.io", "v1alpha1", plural) else { return Ok(()) };
+    match shared.registry.delete(&pres, ns, &name, &crate::registry::DeleteOptions::default()).await {
+        Ok(_) => Ok(()),
+        Err(e) if e.code().as_u16() == 404 => Ok(()),
+        Err(e) => Err(e),
     }
 }
 
