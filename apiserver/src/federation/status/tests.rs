@@ -626,3 +626,80 @@ proptest! {
         }
     }
 }
+
+fn shuffle<T>(v: &mut [T], seed: u64) {
+    let mut s = seed;
+    for i in (1..v.len()).rev() {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let j = usize::try_from(s >> 33).unwrap_or(0) % (i + 1);
+        v.swap(i, j);
+    }
+}
+
+fn job_part_strategy() -> impl Strategy<Value = Value> {
+    (1i64..4, 0i64..4, 0u8..3, 0i64..60, any::<bool>()).prop_map(
+        |(n, done, minute, start, fail)| {
+            let start = format!("2026-12-03T10:{:02}:00Z", start);
+            let end = format!("2026-12-03T11:{:02}:00Z", minute);
+            if fail {
+                failed_job(&start, &end)
+            } else {
+                member_job(n, done.min(n), n - done.min(n), &start, &end)
+            }
+        },
+    )
+}
+
+fn ingress_strategy() -> impl Strategy<Value = Value> {
+    prop::collection::vec(
+        (0u8..4, any::<bool>()).prop_map(|(n, host)| {
+            if host {
+                json!({"hostname": format!("lb{n}.example")})
+            } else {
+                json!({"ip": format!("172.18.0.{n}"), "ipMode": "VIP"})
+            }
+        }),
+        0..3,
+    )
+    .prop_map(|ingress| {
+        json!({"apiVersion": "v1", "kind": "Service", "spec": {"type": "LoadBalancer"},
+            "status": {"loadBalancer": {"ingress": ingress}}})
+    })
+}
+
+proptest! {
+    #[test]
+    fn jobs_and_load_balancers_are_independent_of_copy_order(
+        jobs in prop::collection::vec(job_part_strategy(), 0..5),
+        services in prop::collection::vec(ingress_strategy(), 0..5),
+        seed in any::<u64>(),
+    ) {
+        let names = ["ap", "eu", "us", "sa", "af"];
+        let fed_job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "pi"}});
+        let copies: Vec<MemberCopy<'_>> = jobs.iter().zip(names).map(|(o, c)| copy(c, o, true)).collect();
+        let mut shuffled = copies.clone();
+        shuffle(&mut shuffled, seed);
+        let s = aggregate(&fed_job, &copies);
+        prop_assert_eq!(&s, &aggregate(&fed_job, &shuffled));
+        let s = s.expect("a Job has a status");
+        let succeeded: i64 = jobs.iter().map(|j| j["status"]["succeeded"].as_i64().unwrap_or(0)).sum();
+        prop_assert_eq!(s.get("succeeded").and_then(Value::as_i64).unwrap_or(0), succeeded);
+        let any_failed = jobs.iter().any(|j| j["status"]["failed"].as_i64().is_some());
+        prop_assert_eq!(cond(&s, "Failed")["status"] == "True", any_failed);
+
+        let fed_svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}});
+        let copies: Vec<MemberCopy<'_>> = services.iter().zip(names).map(|(o, c)| copy(c, o, true)).collect();
+        let mut shuffled = copies.clone();
+        shuffle(&mut shuffled, seed);
+        let s = aggregate(&fed_svc, &copies);
+        prop_assert_eq!(&s, &aggregate(&fed_svc, &shuffled));
+        let union = s.as_ref().and_then(|s| s.pointer("/loadBalancer/ingress")).and_then(Value::as_array).cloned().unwrap_or_default();
+        for svc in &services {
+            for e in svc["status"]["loadBalancer"]["ingress"].as_array().into_iter().flatten() {
+                prop_assert_eq!(union.iter().filter(|u| *u == e).count(), 1);
+            }
+        }
+    }
+}
