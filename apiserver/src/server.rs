@@ -16,8 +16,13 @@ use crate::{Error, kubeconfig, store};
 /// written to stderr so that stdout carries only the serving line, through
 /// the buffered background writer of [`crate::log_writer`].
 pub fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    // The kube client logs every failed member connection at ERROR; the
+    // member controllers report those themselves (conditions, Placements),
+    // so it is quiet unless RUST_LOG names it.
+    let spec = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into());
+    let spec = if spec.contains("kube_client") { spec } else { format!("{spec},kube_client=off") };
+    let filter = tracing_subscriber::EnvFilter::try_new(&spec)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,kube_client=off"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(crate::log_writer::stderr())

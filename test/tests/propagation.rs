@@ -59,11 +59,18 @@ async fn eventually<T>(
         }
         assert!(
             start.elapsed() < timeout,
-            "not within {timeout:?}: {what}\n--- federation log tail:\n{}",
-            skein_tests::kubectl::log_tail(fed)
+            "not within {timeout:?}: {what}\n--- federation log (controllers, tail):\n{}",
+            controller_log(fed)
         );
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
+}
+
+/// The last lines of the federation's log that are not access lines.
+fn controller_log(fed: &Server) -> String {
+    let log = fs::read_to_string(fed.data_dir.join("skein.log")).unwrap_or_default();
+    let lines: Vec<&str> = log.lines().filter(|l| !l.contains("skein::access")).collect();
+    lines[lines.len().saturating_sub(40)..].join("\n")
 }
 
 fn deployment(name: &str, replicas: i64, image: &str, annotations: Value) -> Value {
@@ -403,4 +410,177 @@ async fn overrides_selectors_and_deletion() {
     );
     let gone = cli::kubectl(&k, fed, &["get", "configmap", "named", "-n", "default"]);
     assert!(!gone.status.success(), "the federated object is gone");
+}
+
+/// The podinfo chart, unchanged.
+fn podinfo() -> String {
+    skein_tests::repo_root()
+        .parent()
+        .expect("the repo has a parent")
+        .join("shared/fixtures/charts/podinfo")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Scenario 9: a Namespace's cluster selector places a whole chart;
+/// `helm install --wait` (Helm 4.1 and 3.17) succeeds once the eu member
+/// reports ready; its objects land only on eu; `helm uninstall` removes
+/// them from the member.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn helm_chart_into_an_annotated_namespace() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (k, _) = kubectls();
+    let f = Federation::start(dir.path(), &k, &[], &REGIONS).await;
+    let fed = &f.fed;
+    apply(
+        &k,
+        fed,
+        "ns",
+        &[json!({
+            "apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "team-eu", "annotations": {"skein.io/cluster-selector": "region=eu"}},
+        })],
+    );
+    for (i, h) in skein_tests::http::helm_binaries().iter().enumerate() {
+        let release = format!("web{i}");
+        let out = skein_tests::http::helm(
+            fed,
+            h,
+            &[
+                "install",
+                &release,
+                &podinfo(),
+                "-n",
+                "team-eu",
+                "--wait",
+                "--timeout",
+                "90s",
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "{} install --wait: {}\n{}\n--- federation log tail:\n{}",
+            h.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+            skein_tests::kubectl::log_tail(fed)
+        );
+        let name = format!("{release}-podinfo");
+        let d = ["deployment", name.as_str(), "-n", "team-eu"];
+        let on: Vec<String> = holders(&f, &k, &d);
+        assert_eq!(on, ["eu"], "{} landed on {on:?}", h.display());
+        let svc = ["service", name.as_str(), "-n", "team-eu"];
+        assert_eq!(holders(&f, &k, &svc), ["eu"]);
+        let copy = member_get(f.member("eu"), &k, &d).expect("the eu copy");
+        assert!(
+            copy["status"]["readyReplicas"].as_i64().unwrap_or(0) >= 1,
+            "helm returned before the eu member was ready: {:#}",
+            copy["status"]
+        );
+        // Helm's release record stays on the federation.
+        let secrets = f
+            .member("eu")
+            .kubectl(&k, &["get", "secrets", "-n", "team-eu", "-o", "name"]);
+        assert!(!secrets.contains("sh.helm.release"), "{secrets}");
+        let out =
+            skein_tests::http::helm(fed, h, &["uninstall", &release, "-n", "team-eu", "--wait"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        eventually(
+            fed,
+            Duration::from_secs(30),
+            "the chart's objects leave eu",
+            || holders(&f, &k, &d).is_empty().then_some(()),
+        )
+        .await;
+    }
+}
+
+/// Scenario 7: a member stops; its Cluster turns not Ready; the others
+/// keep syncing new objects; Divided replicas move after the grace
+/// period; restarting the member converges everything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn member_outage() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (k, _) = kubectls();
+    let mut f = Federation::start(
+        dir.path(),
+        &k,
+        &["--cluster-failure-threshold=2", "--cluster-grace-period=4s"],
+        &REGIONS,
+    )
+    .await;
+    apply(
+        &k,
+        &f.fed,
+        "web",
+        &[deployment("web", 6, "nginx:1.25", json!({}))],
+    );
+    eventually(&f.fed, Duration::from_secs(30), "2/2/2", || {
+        let got: Vec<Option<i64>> = ["eu", "us", "ap"]
+            .iter()
+            .map(|c| replicas_on(f.member(c), &k, "web"))
+            .collect();
+        (got == [Some(2), Some(2), Some(2)]).then_some(())
+    })
+    .await;
+    f.member_mut("ap").stop();
+    f.wait_cluster("ap", Duration::from_secs(30), |c| {
+        !skein_tests::member::is_ready(c)
+    })
+    .await;
+    // New objects still reach the others.
+    apply(&k, &f.fed, "late", &[configmap("late", json!({}))]);
+    let late = ["configmap", "late", "-n", "default"];
+    eventually(&f.fed, Duration::from_secs(30), "late on eu and us", || {
+        let on: Vec<&str> = ["eu", "us"]
+            .into_iter()
+            .filter(|c| member_get(f.member(c), &k, &late).is_some())
+            .collect();
+        (on.len() == 2).then_some(())
+    })
+    .await;
+    // After the grace period the replicas move to the Ready clusters.
+    eventually(&f.fed, Duration::from_secs(30), "3/3 on eu and us", || {
+        let got: Vec<Option<i64>> = ["eu", "us"]
+            .iter()
+            .map(|c| replicas_on(f.member(c), &k, "web"))
+            .collect();
+        (got == [Some(3), Some(3)]).then_some(())
+    })
+    .await;
+    // The member comes back: everything converges.
+    f.member_mut("ap").run().await;
+    f.wait_cluster("ap", Duration::from_secs(30), skein_tests::member::is_ready)
+        .await;
+    eventually(
+        &f.fed,
+        Duration::from_secs(30),
+        "2/2/2 again and late on ap",
+        || {
+            let got: Vec<Option<i64>> = ["eu", "us", "ap"]
+                .iter()
+                .map(|c| replicas_on(f.member(c), &k, "web"))
+                .collect();
+            (got == [Some(2), Some(2), Some(2)] && member_get(f.member("ap"), &k, &late).is_some())
+                .then_some(())
+        },
+    )
+    .await;
+    let out = cli::ok(
+        &k,
+        &f.fed,
+        &[
+            "rollout",
+            "status",
+            "deployment/web",
+            "-n",
+            "default",
+            "--timeout=60s",
+        ],
+    );
+    assert!(out.contains("successfully rolled out"), "{out}");
 }

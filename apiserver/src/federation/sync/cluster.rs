@@ -159,7 +159,7 @@ async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>,
                 failures = failures.saturating_add(1);
                 tracing::debug!(resource = res.plural, error = %e, "member list failed");
                 tokio::time::sleep(
-                    crate::controllers::queue::backoff(failures).max(Duration::from_secs(1)),
+                    crate::controllers::queue::backoff(failures).clamp(Duration::from_secs(1), Duration::from_secs(5)),
                 )
                 .await;
                 continue;
