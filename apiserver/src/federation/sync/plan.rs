@@ -1,10 +1,32 @@
 //! The sync planner: what to do for one (object, cluster) pair, from the
 //! desired copy and the member's object. Pure: no I/O.
 //!
-//! STUB (lead): the signature is the contract; a helper fills it in.
+//! Contract ([`plan`]):
+//! - a copy is desired and the member has none: [`Action::Create`];
+//! - the member's object is not Skein's ([`is_ours`] is `None`): the
+//!   conflict policy decides (Abort: [`Action::Conflict`] naming its
+//!   managers; Adopt: a forced apply; Overwrite: [`Action::Replace`]);
+//!   nothing else ever touches it;
+//! - it is Skein's copy of an older object of that name: a forced apply;
+//! - it is this object's copy: [`Action::Nothing`] when it [`contained`]s
+//!   the desired copy and Skein's own apply owns nothing the desired copy
+//!   lacks; else, when a field that differs is owned by another manager
+//!   ([`field_owner`]), the drift policy decides (Enforce: a forced apply;
+//!   Report: [`Action::Drifted`]; Ignore: nothing); else an unforced apply
+//!   (Skein's older apply, a defaulted field);
+//! - no copy is desired: Skein's copy is deleted ([`Action::Delete`]) or
+//!   orphaned ([`Action::Orphan`]); another's object is left alone.
+
+mod owners;
+mod path;
 
 use serde_json::Value;
 use skein_admission::placement::{ConflictResolution, Drift};
+
+pub use owners::{field_owner, skein_owns_more};
+pub use path::{FieldPath, Step, differences};
+
+use super::{MANAGED_BY, ORIGIN_UID};
 
 /// The policies that decide conflicts and drift (`skein.io/conflict-resolution`, `skein.io/drift`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,15 +82,124 @@ pub enum Desired<'a> {
     Orphaned,
 }
 
+/// How many differing paths are examined for an owner.
+const MAX_DIFFERENCES: usize = 64;
+
 /// Decides the action. `origin_uid` is the federated object's uid;
 /// `observed` is the member's object of that name, if any.
-pub fn plan(desired: Desired<'_>, observed: Option<&Value>, origin_uid: &str, policy: Policy) -> Action {
-    let _ = (origin_uid, policy);
+pub fn plan(
+    desired: Desired<'_>,
+    observed: Option<&Value>,
+    origin_uid: &str,
+    policy: Policy,
+) -> Action {
+    let ours = observed.and_then(is_ours).is_some();
     match (desired, observed) {
         (Desired::Copy(_), None) => Action::Create,
-        (Desired::Copy(_), Some(_)) => Action::Apply { force: true },
-        (Desired::Absent, Some(_)) => Action::Delete,
-        (Desired::Orphaned, Some(_)) => Action::Orphan,
-        (_, None) => Action::Nothing,
+        (Desired::Copy(d), Some(o)) => match is_ours(o) {
+            None => match policy.conflict {
+                ConflictResolution::Abort => Action::Conflict {
+                    message: conflict_message(d, o),
+                },
+                ConflictResolution::Adopt => Action::Apply { force: true },
+                ConflictResolution::Overwrite => Action::Replace,
+            },
+            Some(uid) if uid != origin_uid => Action::Apply { force: true },
+            Some(_) => update(d, o, policy.drift),
+        },
+        (Desired::Absent, _) if ours => Action::Delete,
+        (Desired::Orphaned, _) if ours => Action::Orphan,
+        (Desired::Absent | Desired::Orphaned, _) => Action::Nothing,
     }
 }
+
+/// Our copy of this object: as desired, drifted, or behind.
+fn update(d: &Value, o: &Value, drift: Drift) -> Action {
+    let diffs = differences(d, o, MAX_DIFFERENCES);
+    if diffs.is_empty() {
+        return if skein_owns_more(d, o) {
+            Action::Apply { force: false }
+        } else {
+            Action::Nothing
+        };
+    }
+    for p in &diffs {
+        if let Some(manager) = field_owner(o, p) {
+            return match drift {
+                Drift::Enforce => Action::Apply { force: true },
+                Drift::Report => Action::Drifted {
+                    path: p.to_string(),
+                    manager,
+                },
+                Drift::Ignore => Action::Nothing,
+            };
+        }
+    }
+    Action::Apply { force: false }
+}
+
+/// The origin uid when `observed` carries both of Skein's markers (the
+/// [`MANAGED_BY`] label and the [`ORIGIN_UID`] annotation).
+pub fn is_ours(observed: &Value) -> Option<&str> {
+    observed
+        .pointer("/metadata/labels")
+        .and_then(|l| l.get(MANAGED_BY))
+        .and_then(Value::as_str)?;
+    observed
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(ORIGIN_UID))
+        .and_then(Value::as_str)
+}
+
+/// `Ok` when `observed` contains `desired` (see [`differences`]); else
+/// the first differing path, printed (`spec.template.spec.containers[name=web].image`).
+///
+/// # Errors
+///
+/// The first path where `observed` does not contain `desired`.
+pub fn contained(desired: &Value, observed: &Value) -> Result<(), String> {
+    match differences(desired, observed, 1).first() {
+        Some(p) => Err(p.to_string()),
+        None => Ok(()),
+    }
+}
+
+/// `a ConfigMap "x" that Skein does not manage exists in namespace "ns"
+/// (managed by kubectl-client-side-apply)`.
+fn conflict_message(desired: &Value, observed: &Value) -> String {
+    let s = |v: &Value, p: &str| v.pointer(p).and_then(Value::as_str).map(str::to_owned);
+    let kind = s(desired, "/kind")
+        .or_else(|| s(observed, "/kind"))
+        .unwrap_or_else(|| "object".to_owned());
+    let name = s(observed, "/metadata/name")
+        .or_else(|| s(desired, "/metadata/name"))
+        .unwrap_or_default();
+    let article = if kind.starts_with(['A', 'E', 'I', 'O', 'U']) {
+        "an"
+    } else {
+        "a"
+    };
+    let mut out = format!("{article} {kind} {name:?} that Skein does not manage exists");
+    if let Some(ns) = s(observed, "/metadata/namespace").filter(|n| !n.is_empty()) {
+        out.push_str(&format!(" in namespace {ns:?}"));
+    }
+    let mut managers: Vec<&str> = Vec::new();
+    for m in observed
+        .pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.get("manager").and_then(Value::as_str))
+    {
+        if !managers.contains(&m) {
+            managers.push(m);
+        }
+    }
+    if !managers.is_empty() {
+        out.push_str(&format!(" (managed by {})", managers.join(", ")));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
