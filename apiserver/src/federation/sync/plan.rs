@@ -123,8 +123,11 @@ fn update(d: &Value, o: &Value, drift: Drift) -> Action {
             Action::Nothing
         };
     }
+    let Some(managed) = owners::managed(o) else {
+        return Action::Apply { force: false };
+    };
     for p in &diffs {
-        if let Some(manager) = field_owner(o, p) {
+        if let Some(manager) = owners::owner_in(&managed, o, p) {
             return match drift {
                 Drift::Enforce => Action::Apply { force: true },
                 Drift::Report => Action::Drifted {

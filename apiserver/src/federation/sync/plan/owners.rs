@@ -13,21 +13,27 @@ use crate::apply::fieldpath::{PathElement, Set, value_eq};
 use crate::apply::managers::{Managed, Operation};
 use crate::federation::sync::FIELD_MANAGER;
 
-fn managed(observed: &Value) -> Option<Managed> {
-    Managed::decode(observed.pointer("/metadata/managedFields")).ok()
-}
-
 /// The first manager other than Skein ([`FIELD_MANAGER`]) that owns the
 /// field at `path` of `observed`, or a position above it that is owned
 /// whole (an atomic list or map). `None` when no other manager does (or
 /// managedFields cannot be read).
 pub fn field_owner(observed: &Value, path: &FieldPath) -> Option<String> {
-    managed(observed)?
+    owner_in(&managed(observed)?, observed, path)
+}
+
+/// [`field_owner`] with `observed`'s managedFields already decoded.
+pub(super) fn owner_in(managed: &Managed, observed: &Value, path: &FieldPath) -> Option<String> {
+    managed
         .entries
         .iter()
         .filter(|(id, _)| id.manager != FIELD_MANAGER)
         .find(|(_, e)| owns(&e.set, Some(observed), &path.0))
         .map(|(id, _)| id.manager.clone())
+}
+
+/// Decoded `metadata.managedFields` of `observed` (`None`: unreadable).
+pub(super) fn managed(observed: &Value) -> Option<Managed> {
+    Managed::decode(observed.pointer("/metadata/managedFields")).ok()
 }
 
 fn owns(set: &Set, value: Option<&Value>, path: &[Step]) -> bool {

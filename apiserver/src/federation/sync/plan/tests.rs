@@ -599,10 +599,11 @@ fn fields_v1(paths: &[&Vec<String>]) -> Value {
         let mut cur = &mut root;
         for (i, k) in p.iter().enumerate() {
             let e = cur.entry(k.clone()).or_insert_with(|| json!({}));
-            if k.starts_with("k:") && i + 1 < p.len() {
-                if let Some(m) = e.as_object_mut() {
-                    m.insert(".".into(), json!({}));
-                }
+            if k.starts_with("k:")
+                && i + 1 < p.len()
+                && let Some(m) = e.as_object_mut()
+            {
+                m.insert(".".into(), json!({}));
             }
             cur = match e.as_object_mut() {
                 Some(m) => m,

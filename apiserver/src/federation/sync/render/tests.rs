@@ -370,3 +370,67 @@ fn override_cannot_change_identity() {
 fn not_an_object_is_an_error() {
     assert!(render(&input(&json!([1]))).is_err());
 }
+
+mod properties {
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+    use skein_admission::placement::Override;
+
+    use super::{deployment, input};
+    use crate::federation::sync::render::render;
+
+    fn leaf() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            (-3i64..100).prop_map(Value::from),
+            "[a-z]{0,4}".prop_map(Value::from),
+        ]
+    }
+
+    fn tree() -> impl Strategy<Value = Value> {
+        leaf().prop_recursive(3, 24, 4, |inner| {
+            prop::collection::btree_map(
+                prop_oneof![
+                    Just("metadata".to_owned()),
+                    Just("labels".to_owned()),
+                    Just("annotations".to_owned()),
+                    Just("federation.skein.io/managed-by".to_owned()),
+                    Just("federation.skein.io/origin-uid".to_owned()),
+                    Just("spec".to_owned()),
+                    Just("name".to_owned()),
+                    "[a-z]{1,3}",
+                ],
+                inner,
+                0..4,
+            )
+            .prop_map(|m| Value::Object(m.into_iter().collect()))
+        })
+    }
+
+    proptest! {
+        /// Whatever a merge override does, the copy keeps the template's
+        /// identity and carries both markers, or rendering fails.
+        #[test]
+        fn markers_and_identity_survive_any_merge_override(patch in tree(), replicas in proptest::option::of(0i64..9), retain in any::<bool>()) {
+            let t = deployment();
+            let Value::Object(m) = json!({"spec": patch.clone(), "metadata": patch}) else { unreachable!() };
+            let ov = Override::Merge(m);
+            let mut i = input(&t);
+            i.override_ = Some(&ov);
+            i.replicas = replicas;
+            i.retain_replicas = retain;
+            match render(&i) {
+                Ok(c) => {
+                    prop_assert_eq!(&c["metadata"]["labels"]["federation.skein.io/managed-by"], &json!("default"));
+                    prop_assert_eq!(&c["metadata"]["annotations"]["federation.skein.io/origin-uid"], &json!("d1"));
+                    prop_assert_eq!(&c["metadata"]["name"], &json!("web"));
+                    prop_assert_eq!(&c["metadata"]["namespace"], &json!("shop"));
+                    prop_assert_eq!(&c["kind"], &json!("Deployment"));
+
+                }
+                Err(e) => prop_assert!(e.0.contains("an override cannot change"), "{}", e.0),
+            }
+        }
+    }
+}
