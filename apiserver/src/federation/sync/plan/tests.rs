@@ -753,3 +753,137 @@ proptest! {
         }
     }
 }
+
+/// managedFields as Skein's own field manager ([`crate::apply`]) writes
+/// them on a member: the planner reads what a member really records.
+mod with_the_field_manager {
+    use serde_json::{Value, json};
+    use skein_admission::placement::{ConflictResolution, Drift};
+
+    use super::{UID, desired, policy};
+    use crate::apply::{self, Request};
+    use crate::federation::sync::plan::{Action, Desired, plan};
+    use crate::schema::definitions;
+
+    fn req<'a>(manager: &'a str, subresource: Option<&'a str>, now: &'a str) -> Request<'a> {
+        Request {
+            schema: definitions().for_gvk("apps", "v1", "Deployment"),
+            api_version: "apps/v1",
+            kind: "Deployment",
+            manager,
+            subresource,
+            status_subresource: true,
+            now,
+        }
+    }
+
+    /// The member after Skein applied `d` (and maybe an earlier copy).
+    fn applied(live: Option<&Value>, d: &Value) -> Value {
+        apply::apply(&req("skein", None, "2026-12-03T10:00:00Z"), live, d, false).expect("apply")
+    }
+
+    /// `manager` writes `change` to the member's object (a PUT/PATCH).
+    fn updated(
+        live: &Value,
+        manager: &str,
+        subresource: Option<&str>,
+        change: impl Fn(&mut Value),
+    ) -> Value {
+        let mut new = live.clone();
+        change(&mut new);
+        apply::update(
+            &req(manager, subresource, "2026-12-03T10:05:00Z"),
+            Some(live),
+            &mut new,
+        )
+        .expect("update");
+        new
+    }
+
+    fn report() -> super::Policy {
+        policy(ConflictResolution::Abort, Drift::Report)
+    }
+
+    #[test]
+    fn a_fresh_copy_needs_nothing() {
+        let d = desired();
+        let live = applied(None, &d);
+        assert_eq!(
+            plan(Desired::Copy(&d), Some(&live), UID, report()),
+            Action::Nothing
+        );
+    }
+
+    #[test]
+    fn kubectl_edit_and_scale_are_drift() {
+        let d = desired();
+        let live = applied(None, &d);
+        let edited = updated(&live, "kubectl-edit", None, |o| {
+            o["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:evil");
+        });
+        assert_eq!(
+            plan(Desired::Copy(&d), Some(&edited), UID, report()),
+            Action::Drifted {
+                path: "spec.template.spec.containers[name=web].image".into(),
+                manager: "kubectl-edit".into()
+            }
+        );
+        let scaled = updated(&live, "kubectl", Some("scale"), |o| {
+            o["spec"]["replicas"] = json!(9)
+        });
+        assert_eq!(
+            plan(Desired::Copy(&d), Some(&scaled), UID, report()),
+            Action::Drifted {
+                path: "spec.replicas".into(),
+                manager: "kubectl".into()
+            }
+        );
+        let enforce = policy(ConflictResolution::Abort, Drift::Enforce);
+        assert_eq!(
+            plan(Desired::Copy(&d), Some(&scaled), UID, enforce),
+            Action::Apply { force: true }
+        );
+    }
+
+    #[test]
+    fn template_changes_are_unforced_applies_until_applied() {
+        let d = desired();
+        let live = applied(None, &d);
+        // A new image.
+        let mut d2 = d.clone();
+        d2["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:1.28");
+        assert_eq!(
+            plan(Desired::Copy(&d2), Some(&live), UID, report()),
+            Action::Apply { force: false }
+        );
+        let live2 = applied(Some(&live), &d2);
+        assert_eq!(
+            plan(Desired::Copy(&d2), Some(&live2), UID, report()),
+            Action::Nothing
+        );
+        // A label and a container the template no longer has.
+        let mut d3 = d2.clone();
+        if let Some(l) = d3
+            .pointer_mut("/metadata/labels")
+            .and_then(Value::as_object_mut)
+        {
+            l.remove("app");
+        }
+        if let Some(c) = d3
+            .pointer_mut("/spec/template/spec/containers")
+            .and_then(Value::as_array_mut)
+        {
+            c.pop();
+        }
+        assert_eq!(
+            plan(Desired::Copy(&d3), Some(&live2), UID, report()),
+            Action::Apply { force: false }
+        );
+        let live3 = applied(Some(&live2), &d3);
+        assert!(live3.pointer("/metadata/labels/app").is_none());
+        assert_eq!(
+            plan(Desired::Copy(&d3), Some(&live3), UID, report()),
+            Action::Nothing
+        );
+    }
+}
