@@ -141,6 +141,89 @@ fn update(d: &Value, o: &Value, drift: Drift) -> Action {
     Action::Apply { force: false }
 }
 
+/// `copy` without the fields where `observed` differs and another manager
+/// owns the value (the drifted fields; an atomic list or map is left out
+/// whole), never the ownership markers. Applying it (unforced) brings
+/// every other change of the template to the member while leaving the
+/// drift alone: the syncer's way to honour drift Ignore or Report without
+/// holding back the rest of the copy.
+pub fn without_drift(copy: &Value, observed: &Value) -> Value {
+    let mut out = copy.clone();
+    let Some(managed) = owners::managed(observed) else {
+        return out;
+    };
+    let mut cuts: Vec<Vec<Step>> = differences(copy, observed, MAX_CUTS)
+        .into_iter()
+        .filter_map(|p| {
+            let (_, depth) = owners::owned_at(&managed, observed, &p)?;
+            let cut: Vec<Step> = p.0.into_iter().take(depth).collect();
+            (!is_marker(&cut)).then_some(cut)
+        })
+        .collect();
+    // Deepest and last items first, so indexes stay valid.
+    cuts.sort_by(|a, b| sort_key(b).cmp(&sort_key(a)));
+    cuts.dedup();
+    for cut in &cuts {
+        remove(&mut out, cut);
+    }
+    out
+}
+
+/// How many differing paths [`without_drift`] examines.
+const MAX_CUTS: usize = 1024;
+
+fn is_marker(path: &[Step]) -> bool {
+    let names: Vec<Option<&str>> = path
+        .iter()
+        .map(|s| match s {
+            Step::Field(n) => Some(n.as_str()),
+            Step::Item { .. } => None,
+        })
+        .collect();
+    matches!(
+        names.as_slice(),
+        [Some("metadata")] | [Some("metadata"), Some("labels" | "annotations")]
+    ) || names == [Some("metadata"), Some("labels"), Some(MANAGED_BY)]
+        || names == [Some("metadata"), Some("annotations"), Some(ORIGIN_UID)]
+}
+
+fn sort_key(path: &[Step]) -> Vec<(&str, usize)> {
+    path.iter()
+        .map(|s| match s {
+            Step::Field(n) => (n.as_str(), 0),
+            Step::Item { index, .. } => ("", *index),
+        })
+        .collect()
+}
+
+/// Removes the value at `path` (nothing when it is not there).
+fn remove(v: &mut Value, path: &[Step]) {
+    match path {
+        [] => {}
+        [Step::Field(n)] => {
+            if let Value::Object(m) = v {
+                m.remove(n);
+            }
+        }
+        [Step::Item { index, .. }] => {
+            if let Value::Array(a) = v
+                && *index < a.len()
+            {
+                a.remove(*index);
+            }
+        }
+        [step, rest @ ..] => {
+            let next = match step {
+                Step::Field(n) => v.get_mut(n.as_str()),
+                Step::Item { index, .. } => v.get_mut(*index),
+            };
+            if let Some(next) = next {
+                remove(next, rest);
+            }
+        }
+    }
+}
+
 /// The origin uid when `observed` carries both of Skein's markers (the
 /// [`MANAGED_BY`] label and the [`ORIGIN_UID`] annotation).
 pub fn is_ours(observed: &Value) -> Option<&str> {

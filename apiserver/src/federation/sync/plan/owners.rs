@@ -23,12 +23,23 @@ pub fn field_owner(observed: &Value, path: &FieldPath) -> Option<String> {
 
 /// [`field_owner`] with `observed`'s managedFields already decoded.
 pub(super) fn owner_in(managed: &Managed, observed: &Value, path: &FieldPath) -> Option<String> {
+    owned_at(managed, observed, path).map(|(m, _)| m)
+}
+
+/// The first other manager owning `path` (or a position above it), and
+/// how many steps of `path` lead to the position it owns.
+pub(super) fn owned_at(
+    managed: &Managed,
+    observed: &Value,
+    path: &FieldPath,
+) -> Option<(String, usize)> {
     managed
         .entries
         .iter()
         .filter(|(id, _)| id.manager != FIELD_MANAGER)
-        .find(|(_, e)| owns(&e.set, Some(observed), &path.0))
-        .map(|(id, _)| id.manager.clone())
+        .find_map(|(id, e)| {
+            owned_depth(&e.set, Some(observed), &path.0, 1).map(|d| (id.manager.clone(), d))
+        })
 }
 
 /// Decoded `metadata.managedFields` of `observed` (`None`: unreadable).
@@ -36,10 +47,11 @@ pub(super) fn managed(observed: &Value) -> Option<Managed> {
     Managed::decode(observed.pointer("/metadata/managedFields")).ok()
 }
 
-fn owns(set: &Set, value: Option<&Value>, path: &[Step]) -> bool {
-    let Some((step, rest)) = path.split_first() else {
-        return false;
-    };
+/// Whether `set` owns `path` of `value` (or a position above it owned
+/// whole); the number of steps to that position. `depth` counts the
+/// current step.
+fn owned_depth(set: &Set, value: Option<&Value>, path: &[Step], depth: usize) -> Option<usize> {
+    let (step, rest) = path.split_first()?;
     let (candidates, next): (Vec<&PathElement>, Option<&Value>) = match step {
         Step::Field(name) => {
             let pe = PathElement::Field(name.clone());
@@ -60,14 +72,14 @@ fn owns(set: &Set, value: Option<&Value>, path: &[Step]) -> bool {
             (found, item)
         }
     };
-    candidates.into_iter().any(|e| {
+    candidates.into_iter().find_map(|e| {
         if rest.is_empty() {
-            return set.has_member(e);
+            return set.has_member(e).then_some(depth);
         }
         match set.child(e) {
-            Some(child) => owns(child, next, rest),
+            Some(child) => owned_depth(child, next, rest, depth + 1),
             // Owned whole: an atomic list, map or untyped value.
-            None => set.has_member(e),
+            None => set.has_member(e).then_some(depth),
         }
     })
 }

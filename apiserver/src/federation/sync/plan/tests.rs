@@ -738,6 +738,9 @@ proptest! {
             entry("skein", "Apply", fields_v1(&skein)),
             entry("kubectl-edit", "Update", fields_v1(&[fields])),
         ]);
+        // Leaving the drifted field out, nothing else is to do.
+        let cut = without_drift(&d, &o);
+        prop_assert_eq!(plan(Desired::Copy(&cut), Some(&o), UID, p), Action::Nothing);
         let a = plan(Desired::Copy(&d), Some(&o), UID, p);
         match p.drift {
             Drift::Enforce => prop_assert_eq!(a, Action::Apply { force: true }),
@@ -886,4 +889,73 @@ mod with_the_field_manager {
             Action::Nothing
         );
     }
+}
+
+#[test]
+fn without_drift_leaves_drifted_fields_out() {
+    // kubectl scale took replicas; kubectl-edit took the web image, helm
+    // the log container's atomic command, and someone the marker label.
+    let mut o = take_from_skein(observed(), "/f:spec/f:replicas");
+    o = take_from_skein(
+        o,
+        "/f:spec/f:template/f:spec/f:containers/k:{\"name\":\"web\"}/f:image",
+    );
+    o = take_from_skein(
+        o,
+        "/f:spec/f:template/f:spec/f:containers/k:{\"name\":\"log\"}/f:command",
+    );
+    o["spec"]["replicas"] = json!(7);
+    o["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:evil");
+    o["spec"]["template"]["spec"]["containers"][1]["command"] = json!(["sleep"]);
+    o["metadata"]["labels"]["federation.skein.io/managed-by"] = json!("other");
+    let o = with_manager(
+        o,
+        update_entry("kubectl", "scale", json!({"f:spec": {"f:replicas": {}}})),
+    );
+    let o = with_manager(
+        o,
+        update_entry(
+            "kubectl-edit",
+            "",
+            json!({
+                "f:metadata": {"f:labels": {"f:federation.skein.io/managed-by": {}}},
+                "f:spec": {"f:template": {"f:spec": {"f:containers": {
+                    "k:{\"name\":\"web\"}": {"f:image": {}},
+                    "k:{\"name\":\"log\"}": {"f:command": {}},
+                }}}},
+            }),
+        ),
+    );
+    // The template also moved on: a new log image.
+    let mut d = desired();
+    d["spec"]["template"]["spec"]["containers"][1]["image"] = json!("busybox:2");
+    let cut = without_drift(&d, &o);
+    let mut want = d.clone();
+    if let Some(s) = want.pointer_mut("/spec").and_then(Value::as_object_mut) {
+        s.remove("replicas");
+    }
+    for (i, f) in [(0, "image"), (1, "command")] {
+        if let Some(c) = want
+            .pointer_mut(&format!("/spec/template/spec/containers/{i}"))
+            .and_then(Value::as_object_mut)
+        {
+            c.remove(f);
+        }
+    }
+    assert_eq!(cut, want);
+    // What is left differs only where nobody else owns it (the markers
+    // aside, which are never left out): an unforced apply.
+    let mut o = o;
+    o["metadata"]["labels"]["federation.skein.io/managed-by"] = json!("default");
+    assert_eq!(
+        plan(
+            Desired::Copy(&cut),
+            Some(&o),
+            UID,
+            policy(ConflictResolution::Abort, Drift::Report)
+        ),
+        Action::Apply { force: false }
+    );
+    // Without drift, the copy is unchanged.
+    assert_eq!(without_drift(&desired(), &observed()), desired());
 }
