@@ -16,6 +16,11 @@
 //!   (Skein's older apply, a defaulted field);
 //! - no copy is desired: Skein's copy is deleted ([`Action::Delete`]) or
 //!   orphaned ([`Action::Orphan`]); another's object is left alone.
+//!
+//! Drift Report and Ignore hold back the whole copy (an unforced apply
+//! would conflict on the drifted field); [`without_drift`] gives the copy
+//! minus the drifted fields, which plans to an unforced apply (or nothing)
+//! and brings the rest of a template change to the member.
 
 mod owners;
 mod path;
