@@ -135,7 +135,7 @@ async fn weighted_split_and_status() {
         copy["metadata"]["annotations"]["federation.skein.io/origin-uid"],
         fed_web["metadata"]["uid"]
     );
-    // RESTORE: assert!(copy["metadata"]["annotations"].get("skein.io/replica-preferences").is_none(), "{copy:#}");
+    assert!(copy["metadata"]["annotations"].get("skein.io/replica-preferences").is_none(), "{copy:#}");
     for kc in [&k, &k_old] {
         let out = cli::ok(
             kc,
