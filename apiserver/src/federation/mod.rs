@@ -9,6 +9,7 @@
 //! client built by [`members::credentials`]. Pure modules (no I/O) are
 //! named as such in their doc comments.
 
+pub mod history;
 pub mod members;
 pub mod scheduler;
 pub mod status;
@@ -21,4 +22,5 @@ use crate::registry::Registry;
 /// until the runtime shuts down.
 pub fn spawn_all(registry: &Registry, members: &MemberConfig) {
     members::spawn_all(registry, members);
+    history::spawn(registry);
 }
