@@ -284,6 +284,21 @@ async fn deployment_history_undo_and_garbage_collection() {
         assert_eq!(out, "deployment.apps/web rolled back\n");
         assert_eq!(f.image(k, &ns, "deployment/web"), "nginx:1.28");
         f.history_is(k, &ns, "deployment/web", &["3", "4"]);
+        let out = f.ok(
+            k,
+            &[
+                "rollout",
+                "undo",
+                "deployment/web",
+                "-n",
+                &ns,
+                "--to-revision=4",
+            ],
+        );
+        assert_eq!(
+            out,
+            "deployment.apps/web skipped rollback (current template already matches revision 4)\n"
+        );
         let d = f.wait("the Deployment at revision 4", || {
             let d = f.json(k, &["get", "deploy", "web", "-n", &ns]);
             (annotation(&d, "deployment.kubernetes.io/revision") == "4").then_some(d)
@@ -373,6 +388,24 @@ async fn statefulset_and_daemonset_history_and_undo() {
             );
             assert_eq!(out, format!("{resource}.apps/db rolled back\n"));
             assert_eq!(f.image(k, &ns, &target), "redis:7.2");
+            f.history_is(k, &ns, &target, &["3", "4"]);
+            // Undo to the current revision: kubectl compares the revision's
+            // bytes with the template it encodes; from 1.35 on its encoding
+            // omits `creationTimestamp: null`, which kube-controller-manager
+            // 1.33 stores (and so does Skein), so 1.35 patches (a no-op)
+            // where 1.32 skips, as against a real 1.33 cluster.
+            let out = f.ok(
+                k,
+                &["rollout", "undo", &target, "-n", &ns, "--to-revision=4"],
+            );
+            let want = if skein_tests::kubectl::client_minor(k) >= 35 {
+                format!("{resource}.apps/db rolled back\n")
+            } else {
+                format!(
+                    "{resource}.apps/db skipped rollback (current template already matches revision 4)\n"
+                )
+            };
+            assert_eq!(out, want);
             f.history_is(k, &ns, &target, &["3", "4"]);
 
             f.ok(k, &["delete", resource, "db", "-n", &ns]);
