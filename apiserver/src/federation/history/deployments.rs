@@ -524,4 +524,69 @@ mod tests {
         assert_eq!(next["spec"], d["spec"]);
         assert!(with_revision(&next, "4").is_none());
     }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Image(u8),
+        Scale(u8),
+        Limit(u8),
+        Pause(bool),
+    }
+
+    fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+        use proptest::prelude::*;
+        prop_oneof![
+            3 => (0u8..4).prop_map(Op::Image),
+            1 => (0u8..5).prop_map(Op::Scale),
+            1 => (0u8..3).prop_map(Op::Limit),
+            1 => any::<bool>().prop_map(Op::Pause),
+        ]
+    }
+
+    proptest::proptest! {
+        /// Whatever the edits, a converged history has one ReplicaSet per
+        /// kept template: the Deployment's at the highest revision (also
+        /// the Deployment's annotation) with its replicas, the others at 0,
+        /// distinct revisions, no more old ones than the limit (unpaused),
+        /// and nothing left to do.
+        #[test]
+        fn converged_histories_hold_their_invariants(ops in proptest::collection::vec(op(), 1..25)) {
+            let mut d = deployment("v0", 1);
+            let mut rss = Vec::new();
+            for op in ops {
+                match op {
+                    Op::Image(i) => {
+                        d["spec"]["template"]["spec"]["containers"][0]["image"] = json!(format!("v{i}"));
+                    }
+                    Op::Scale(n) => d["spec"]["replicas"] = json!(n),
+                    Op::Limit(n) => d["spec"]["revisionHistoryLimit"] = json!(n),
+                    Op::Pause(p) => d["spec"]["paused"] = json!(p),
+                }
+                converge(&mut d, &mut rss);
+                let refs: Vec<&Value> = rss.iter().collect();
+                proptest::prop_assert!(plan(&d, &refs).is_empty());
+                let mut revs: Vec<i64> = rss.iter().map(|r| RsView::of(r).revision).collect();
+                revs.sort_unstable();
+                let len = revs.len();
+                revs.dedup();
+                proptest::prop_assert_eq!(revs.len(), len, "distinct revisions");
+                if d["spec"]["paused"] == json!(true) {
+                    continue;
+                }
+                let current = revision::find_new(&d["spec"]["template"], &refs).expect("current");
+                let top = revs.last().copied().unwrap_or_default();
+                proptest::prop_assert_eq!(RsView::of(current).revision, top);
+                proptest::prop_assert_eq!(
+                    &d["metadata"]["annotations"][REVISION],
+                    &json!(top.to_string())
+                );
+                proptest::prop_assert_eq!(&current["spec"]["replicas"], &d["spec"]["replicas"]);
+                for rs in rss.iter().filter(|r| object::name(r) != object::name(current)) {
+                    proptest::prop_assert_eq!(RsView::of(rs).replicas, 0);
+                }
+                let limit = d["spec"]["revisionHistoryLimit"].as_u64().unwrap_or(10);
+                proptest::prop_assert!(len as u64 <= limit + 1, "{} > {} + 1", len, limit);
+            }
+        }
+    }
 }

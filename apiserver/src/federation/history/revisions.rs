@@ -364,4 +364,33 @@ mod tests {
         );
         assert_eq!(created["revision"], 2);
     }
+
+    proptest::proptest! {
+        /// Whatever the edits, a converged history has the owner's
+        /// template at the highest revision, distinct revisions, at most
+        /// `limit` others, and nothing left to do.
+        #[test]
+        fn converged_histories_hold_their_invariants(
+            daemonset in proptest::bool::ANY,
+            edits in proptest::collection::vec((0u8..4, 0u8..3), 1..25),
+        ) {
+            let kind = if daemonset { Kind::DaemonSet } else { Kind::StatefulSet };
+            let mut revs = Vec::new();
+            for (image, limit) in edits {
+                let mut o = owner(kind, &format!("v{image}"));
+                o["spec"]["revisionHistoryLimit"] = json!(limit);
+                converge(kind, &o, &mut revs);
+                let refs: Vec<&Value> = revs.iter().collect();
+                proptest::prop_assert!(plan(kind, &o, &refs).is_empty());
+                let n = numbers(&revs);
+                let mut distinct = n.clone();
+                distinct.dedup();
+                proptest::prop_assert_eq!(&distinct, &n);
+                let data = history::patch(&o);
+                let current = revs.iter().find(|r| r["data"] == data).expect("current");
+                proptest::prop_assert_eq!(Some(&history::number(current)), n.last());
+                proptest::prop_assert!(n.len() <= usize::from(limit) + 1);
+            }
+        }
+    }
 }
