@@ -176,9 +176,8 @@ fn build(kind: Kind, owner: &Value, data: &Value, number: i64, count: i64) -> Va
     let mut rev = history::new_revision(owner, "apps/v1", kind.name(), data, number, count);
     if kind == Kind::DaemonSet {
         let template = owner.pointer("/spec/template").unwrap_or(&Value::Null);
-        let collision = owner
-            .pointer("/status/collisionCount")
-            .is_some()
+        // Upstream hashes an unset collision count as no bytes at all.
+        let collision = (count > 0 || owner.pointer("/status/collisionCount").is_some())
             .then(|| i32::try_from(count).unwrap_or(i32::MAX));
         let hash = revision::compute_hash(template, collision);
         rev["metadata"]["name"] = json!(format!("{}-{hash}", object::name(owner)));
@@ -363,6 +362,20 @@ mod tests {
             format!("db-{}", history::hash(&history::patch(&o), 1))
         );
         assert_eq!(created["revision"], 2);
+
+        let o = owner(Kind::DaemonSet, "v1");
+        let hash = revision::compute_hash(&o["spec"]["template"], None);
+        squatter["metadata"]["name"] = json!(format!("db-{hash}"));
+        let created = plan(Kind::DaemonSet, &o, &[&squatter])
+            .create
+            .expect("created");
+        assert_eq!(
+            created["metadata"]["name"],
+            format!(
+                "db-{}",
+                revision::compute_hash(&o["spec"]["template"], Some(1))
+            )
+        );
     }
 
     proptest::proptest! {
