@@ -9,6 +9,7 @@
 //! client built by [`members::credentials`]. Pure modules (no I/O) are
 //! named as such in their doc comments.
 
+pub mod history;
 pub mod members;
 pub mod scheduler;
 pub mod status;
@@ -22,4 +23,5 @@ use crate::registry::Registry;
 pub fn spawn_all(registry: &Registry, members: &MemberConfig) {
     members::spawn_all(registry, members);
     sync::propagator::spawn(registry, members);
+    history::spawn(registry);
 }
