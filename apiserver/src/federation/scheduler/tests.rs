@@ -1,6 +1,6 @@
 //! [`schedule`] end to end over snapshots read from Cluster objects.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value, json};
 use skein_admission::placement::{self, ReplicaScheduling};
@@ -47,9 +47,12 @@ fn input<'a>(
         replicas,
         clusters,
         current: empty,
+        previous: &NO_PREVIOUS,
         capacity: empty,
     }
 }
+
+static NO_PREVIOUS: BTreeSet<String> = BTreeSet::new();
 
 fn annotations(v: Value) -> Placement {
     let map: Map<String, Value> = v.as_object().cloned().unwrap_or_default();
@@ -78,6 +81,7 @@ fn divided_by_weight_with_reasons() {
     );
     assert_eq!(d.excluded["down"], Exclusion::NotReady);
     assert_eq!(d.excluded["ghost"], Exclusion::UnknownCluster);
+    assert_eq!(d.excluded["ghost"].reason(), "UnknownCluster");
     assert_eq!(d.unplaced, 0);
     assert!(!d.is_unschedulable());
 }
