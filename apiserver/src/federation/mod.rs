@@ -10,6 +10,7 @@
 //! named as such in their doc comments.
 
 pub mod members;
+pub mod preview;
 pub mod scheduler;
 pub mod status;
 pub mod sync;
