@@ -9,7 +9,7 @@
 //! with room for 10. The preferences still say which clusters take part
 //! (a weight of 0 stays 0) and their `minReplicas`/`maxReplicas`; the
 //! capacity still caps every cluster. A cluster that reports no figure
-//! weighs as the roomiest cluster that does; when no eligible cluster has a
+//! weighs as the roomiest cluster that does (at least 1); when no eligible cluster has a
 //! figure (a template without requests), the static weights stay.
 
 use std::collections::BTreeMap;
@@ -81,7 +81,11 @@ pub fn capacity_weights(
                 .copied()
                 .unwrap_or(none);
             let weight = if p.weight > 0 {
-                capacity.get(name).copied().unwrap_or(roomiest).max(0)
+                capacity
+                    .get(name)
+                    .copied()
+                    .unwrap_or(roomiest.max(1))
+                    .max(0)
             } else {
                 0
             };
@@ -182,6 +186,10 @@ mod tests {
         assert_eq!(w.clusters["a"].weight, 30);
         assert_eq!(w.clusters["b"].weight, 10);
         assert_eq!(w.clusters["c"].weight, 30, "unknown weighs as the roomiest");
+        let full = BTreeMap::from([("a".to_owned(), 0)]);
+        let w = capacity_weights(&ReplicaPreferences::default(), &eligible, &full);
+        assert_eq!(w.clusters["a"].weight, 0);
+        assert_eq!(w.clusters["b"].weight, 1, "unknown still takes replicas");
         // A weight of 0 stays 0; minimum and maximum stay.
         let prefs = skein_admission::placement::parse(
             &serde_json::from_value(json!({"skein.io/replica-preferences":
