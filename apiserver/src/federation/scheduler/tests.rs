@@ -371,8 +371,11 @@ mod properties {
         ])
     }
 
+    /// One cluster: readiness, previous share, capacity.
+    type Spec = (Readiness, Option<i64>, Option<i64>);
+
     /// Five clusters with a readiness, a previous share and a capacity.
-    fn any_world() -> impl Strategy<Value = (Vec<(Readiness, Option<i64>, Option<i64>)>, i64)> {
+    fn any_world() -> impl Strategy<Value = (Vec<Spec>, i64)> {
         (
             proptest::collection::vec(
                 (
@@ -395,7 +398,7 @@ mod properties {
         capacity: BTreeMap<String, i64>,
     }
 
-    fn world(spec: &[(Readiness, Option<i64>, Option<i64>)]) -> World {
+    fn world(spec: &[Spec]) -> World {
         let mut w = World {
             clusters: Vec::new(),
             current: BTreeMap::new(),
@@ -466,7 +469,7 @@ mod properties {
                     Readiness::Offline => was && duplicated,
                 };
                 prop_assert_eq!(chosen, expected, "{} {:?}", &c.name, c.readiness());
-                prop_assert_eq!(d.excluded.get(&c.name).is_some(), !expected);
+                prop_assert_eq!(d.excluded.contains_key(&c.name), !expected);
                 if !expected {
                     prop_assert_eq!(&d.excluded[&c.name], &Exclusion::NotReady);
                 }
