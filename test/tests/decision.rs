@@ -197,6 +197,26 @@ async fn check_with(k: &Path, i: usize, fed: &Server, api: &Api) {
     );
     assert_eq!(d["clusters"], json!(["ap", "us"]), "kubectl 1.{v}");
 
+    // A cluster-scoped object of a Helm release takes the defaults of the
+    // release's namespace.
+    let role = format!("chart-reader-{i}");
+    let cluster_role = json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": role, "annotations": {"meta.helm.sh/release-namespace": "team-eu"}},
+        "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]
+    });
+    let file = manifest(fed, &role, &cluster_role);
+    let out = cli::ok(
+        k,
+        fed,
+        &["create", "--dry-run=server", "-o", "json", "-f", &file],
+    );
+    let d = decision(
+        &out,
+        &format!("kubectl 1.{v} create a release's ClusterRole"),
+    );
+    assert_eq!(d["clusters"], json!(["eu"]), "kubectl 1.{v}");
+
     // An unknown cluster name is not an error: it shows as excluded.
     let named = format!("named-{i}");
     let file = manifest(
