@@ -85,7 +85,12 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let accounts = crate::controllers::account_cache::AccountCache::new();
     let admission = crate::admission::with_service_accounts(admission, accounts.clone());
     let allocator = admission.services.clone();
-    let registry = crate::registry::Registry::new(store.clone()).with_admission(admission);
+    let mut registry = crate::registry::Registry::new(store.clone()).with_admission(admission);
+    if config.role == Role::ControlPlane {
+        registry = registry.with_dry_run_hook(crate::federation::preview::hook(
+            config.members.grace_period,
+        ));
+    }
     let state = AppState::with_registry(store.clone(), registry);
     // Addresses that stored Services hold are taken before anything is served.
     if let Some(services) = crate::registry::resource::find("", "v1", "services") {

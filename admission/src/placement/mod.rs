@@ -31,6 +31,8 @@ pub const CLUSTER_SELECTOR: &str = "skein.io/cluster-selector";
 pub const REPLICA_SCHEDULING: &str = "skein.io/replica-scheduling";
 /// `skein.io/replica-preferences`.
 pub const REPLICA_PREFERENCES: &str = "skein.io/replica-preferences";
+/// `skein.io/replica-weighting`.
+pub const REPLICA_WEIGHTING: &str = "skein.io/replica-weighting";
 /// `skein.io/conflict-resolution`.
 pub const CONFLICT_RESOLUTION: &str = "skein.io/conflict-resolution";
 /// `skein.io/drift`.
@@ -52,13 +54,14 @@ pub const V1_JOB_PREFERENCES: &str = "federation.kubernetes.io/job-preferences";
 
 /// The `skein.io/` annotation keys Skein knows, in the order DESIGN.md
 /// lists them.
-pub const KNOWN: [&str; 8] = [
+pub const KNOWN: [&str; 9] = [
     CLUSTERS,
     CLUSTER_SELECTOR,
     REPLICA_SCHEDULING,
     REPLICA_PREFERENCES,
     CONFLICT_RESOLUTION,
     DRIFT,
+    REPLICA_WEIGHTING,
     RETAIN_REPLICAS,
     CONTROL_PLANE_ONLY,
 ];
@@ -79,6 +82,18 @@ pub enum ReplicaScheduling {
     Divided,
     /// Every chosen cluster gets the whole object.
     Duplicated,
+}
+
+/// `skein.io/replica-weighting`: where a Divided object's weights come
+/// from. In both, no cluster gets more replicas than its available
+/// capacity holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplicaWeighting {
+    /// The weights of `skein.io/replica-preferences` (default).
+    Static,
+    /// Weights proportional to each cluster's available capacity for the
+    /// object's pod template.
+    Capacity,
 }
 
 /// `skein.io/conflict-resolution`: what to do with a member object of the
@@ -121,6 +136,8 @@ pub struct Placement {
     pub replica_preferences: Option<ReplicaPreferences>,
     /// `override.skein.io/<cluster>`, by cluster name.
     pub overrides: BTreeMap<String, Override>,
+    /// `skein.io/replica-weighting`.
+    pub replica_weighting: Option<ReplicaWeighting>,
     /// `skein.io/conflict-resolution`.
     pub conflict_resolution: Option<ConflictResolution>,
     /// `skein.io/drift`.
@@ -149,6 +166,7 @@ impl Placement {
                 .replica_preferences
                 .or_else(|| defaults.replica_preferences.clone()),
             overrides,
+            replica_weighting: self.replica_weighting.or(defaults.replica_weighting),
             conflict_resolution: self.conflict_resolution.or(defaults.conflict_resolution),
             drift: self.drift.or(defaults.drift),
             retain_replicas: self.retain_replicas.or(defaults.retain_replicas),
@@ -170,6 +188,11 @@ impl Placement {
     /// Effective drift policy (default Enforce).
     pub fn effective_drift(&self) -> Drift {
         self.drift.unwrap_or(Drift::Enforce)
+    }
+
+    /// Effective replica weighting (default Static).
+    pub fn effective_replica_weighting(&self) -> ReplicaWeighting {
+        self.replica_weighting.unwrap_or(ReplicaWeighting::Static)
     }
 
     /// Effective replica preferences (default `{"clusters":{"*":{"weight":1}}}`).
@@ -229,6 +252,11 @@ pub fn parse(annotations: &Map<String, Value>, kind: &str) -> Result<Placement, 
             REPLICA_PREFERENCES => match preferences::parse(text) {
                 Ok(p) => out.replica_preferences = Some(p),
                 Err(e) => errs.push(invalid(e)),
+            },
+            REPLICA_WEIGHTING => match text {
+                "Static" => out.replica_weighting = Some(ReplicaWeighting::Static),
+                "Capacity" => out.replica_weighting = Some(ReplicaWeighting::Capacity),
+                _ => errs.push(enumerated(&["Static", "Capacity"])),
             },
             CONFLICT_RESOLUTION => match text {
                 "Abort" => out.conflict_resolution = Some(ConflictResolution::Abort),
@@ -431,6 +459,7 @@ mod tests {
             "skein.io/drift": "Report",
             "skein.io/retain-replicas": "true",
             "skein.io/control-plane-only": "false",
+            "skein.io/replica-weighting": "Capacity",
             "federation.alpha.kubernetes.io/cluster-selector": r#"[{"key":"tier","operator":"!=","values":["dev"]}]"#,
             "unrelated.example.com/x": "whatever",
         }));
@@ -450,6 +479,7 @@ mod tests {
         assert_eq!(p.drift, Some(Drift::Report));
         assert_eq!(p.retain_replicas, Some(true));
         assert_eq!(p.control_plane_only, Some(false));
+        assert_eq!(p.replica_weighting, Some(ReplicaWeighting::Capacity));
     }
 
     #[test]
@@ -458,6 +488,7 @@ mod tests {
         assert_eq!(p, Placement::default());
         assert_eq!(p.effective_clusters(), Clusters::All);
         assert_eq!(p.effective_drift(), Drift::Enforce);
+        assert_eq!(p.effective_replica_weighting(), ReplicaWeighting::Static);
         assert_eq!(p.effective_conflict_resolution(), ConflictResolution::Abort);
         assert_eq!(
             p.effective_replica_preferences(),
@@ -524,6 +555,11 @@ mod tests {
                 r#"metadata.annotations[skein.io/conflict-resolution]: Unsupported value: "": supported values: "Abort", "Adopt", "Overwrite""#,
             ),
             (
+                "skein.io/replica-weighting",
+                "bogus",
+                r#"metadata.annotations[skein.io/replica-weighting]: Unsupported value: "bogus": supported values: "Static", "Capacity""#,
+            ),
+            (
                 "skein.io/retain-replicas",
                 "yes",
                 r#"metadata.annotations[skein.io/retain-replicas]: Unsupported value: "yes": supported values: "true", "false""#,
@@ -586,7 +622,7 @@ mod tests {
             (
                 "skein.io/cluster",
                 "a",
-                r#"metadata.annotations[skein.io/cluster]: Invalid value: "a": unknown placement annotation "skein.io/cluster"; known skein.io annotations: skein.io/clusters, skein.io/cluster-selector, skein.io/replica-scheduling, skein.io/replica-preferences, skein.io/conflict-resolution, skein.io/drift, skein.io/retain-replicas, skein.io/control-plane-only"#,
+                r#"metadata.annotations[skein.io/cluster]: Invalid value: "a": unknown placement annotation "skein.io/cluster"; known skein.io annotations: skein.io/clusters, skein.io/cluster-selector, skein.io/replica-scheduling, skein.io/replica-preferences, skein.io/conflict-resolution, skein.io/drift, skein.io/replica-weighting, skein.io/retain-replicas, skein.io/control-plane-only"#,
             ),
         ];
         for (key, value, want) in cases {

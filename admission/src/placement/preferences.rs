@@ -46,8 +46,12 @@ pub struct ClusterPreferences {
     pub max_replicas: Option<i64>,
 }
 
-/// Parses and checks the JSON text. Unknown fields are rejected so a typo
-/// (`"minReplica"`) is not silently ignored.
+/// Parses and checks the JSON text. Field names match case-insensitively,
+/// as Federation V1's Go decoder matched them (`"Rebalance"`, `"Clusters"`,
+/// `"Weight"`, `"MinReplicas"`, `"MaxReplicas"` work); cluster names are
+/// matched exactly. Unknown fields are rejected so a typo (`"minReplica"`)
+/// is not silently ignored, and so is a field given twice in different
+/// cases (V1 silently kept the last one).
 ///
 /// # Errors
 ///
@@ -62,8 +66,9 @@ pub fn parse(text: &str) -> Result<ReplicaPreferences, String> {
         rebalance: false,
         clusters: BTreeMap::new(),
     };
+    let mut seen = Vec::new();
     for (k, v) in &top {
-        match k.as_str() {
+        match field(k, &["rebalance", "clusters"], &mut seen)? {
             "rebalance" => {
                 out.rebalance = v
                     .as_bool()
@@ -85,14 +90,32 @@ pub fn parse(text: &str) -> Result<ReplicaPreferences, String> {
                     out.clusters.insert(name.clone(), p);
                 }
             }
-            other => {
+            _ => {
                 return Err(format!(
-                    "unknown field {other:?} (known fields: \"rebalance\", \"clusters\")"
+                    "unknown field {k:?} (known fields: \"rebalance\", \"clusters\")"
                 ));
             }
         }
     }
     Ok(out)
+}
+
+/// The known field `key` stands for (matched ASCII case-insensitively, as
+/// Go's `encoding/json`), or `""` when it is unknown. A field met twice
+/// (`"weight"` and `"Weight"`) is an error.
+fn field(
+    key: &str,
+    known: &[&'static str],
+    seen: &mut Vec<&'static str>,
+) -> Result<&'static str, String> {
+    let Some(name) = known.iter().find(|k| k.eq_ignore_ascii_case(key)) else {
+        return Ok("");
+    };
+    if seen.contains(name) {
+        return Err(format!("field {name:?} is given more than once"));
+    }
+    seen.push(name);
+    Ok(name)
 }
 
 fn cluster(v: &Value) -> Result<ClusterPreferences, String> {
@@ -104,20 +127,21 @@ fn cluster(v: &Value) -> Result<ClusterPreferences, String> {
         min_replicas: 0,
         max_replicas: None,
     };
+    let mut seen = Vec::new();
     for (k, v) in m {
         let n = || {
             v.as_i64()
                 .ok_or_else(|| format!("{k:?} must be an integer"))
         };
-        match k.as_str() {
+        match field(k, &["weight", "minReplicas", "maxReplicas"], &mut seen)? {
             "weight" => p.weight = n()?,
             "minReplicas" => p.min_replicas = n()?,
             "maxReplicas" => {
                 p.max_replicas = if v.is_null() { None } else { Some(n()?) };
             }
-            other => {
+            _ => {
                 return Err(format!(
-                    "unknown field {other:?} (known fields: \"weight\", \"minReplicas\", \"maxReplicas\")"
+                    "unknown field {k:?} (known fields: \"weight\", \"minReplicas\", \"maxReplicas\")"
                 ));
             }
         }
@@ -157,6 +181,36 @@ mod tests {
             parse(r#"{"clusters":{"*":{"weight":1}}}"#).unwrap(),
             ReplicaPreferences::default()
         );
+    }
+
+    #[test]
+    fn field_names_match_case_insensitively_as_v1() {
+        let p = parse(
+            r#"{"Rebalance":true,"Clusters":{"East":{"Weight":2,"MinReplicas":1,"MaxReplicas":10},"*":{"WEIGHT":1}}}"#,
+        );
+        // Cluster names are not folded: "East" is not a cluster name.
+        assert!(p.unwrap_err().contains("\"clusters\" key \"East\""));
+        let p = parse(
+            r#"{"Rebalance":true,"CLUSTERS":{"east":{"Weight":2,"minreplicas":1,"MaxReplicas":10},"*":{"WEIGHT":1}}}"#,
+        )
+        .unwrap();
+        assert!(p.rebalance);
+        assert_eq!(
+            p.clusters["east"],
+            ClusterPreferences {
+                weight: 2,
+                min_replicas: 1,
+                max_replicas: Some(10)
+            }
+        );
+        assert_eq!(p.clusters["*"].weight, 1);
+        let twice = parse(r#"{"clusters":{"a":{"weight":1,"Weight":2}}}"#).unwrap_err();
+        assert_eq!(
+            twice,
+            "clusters[a]: field \"weight\" is given more than once"
+        );
+        let twice = parse(r#"{"rebalance":true,"Rebalance":false}"#).unwrap_err();
+        assert_eq!(twice, "field \"rebalance\" is given more than once");
     }
 
     #[test]

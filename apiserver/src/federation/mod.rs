@@ -11,6 +11,7 @@
 
 pub mod history;
 pub mod members;
+pub mod preview;
 pub mod scheduler;
 pub mod status;
 pub mod sync;

@@ -12,6 +12,7 @@
 mod admit;
 pub mod conversion;
 pub mod custom;
+pub mod dry_run;
 pub mod filter;
 pub mod key;
 pub mod list;
@@ -31,6 +32,7 @@ use skein_admission::{Chain, Operation};
 use skein_storage::{Error as StoreError, KeyValue, Store};
 
 use crate::status::{ApiError, Cause};
+pub use dry_run::DryRunHook;
 pub use filter::Filter;
 use object::{meta_str, set_meta};
 pub use resource::ResourceInfo;
@@ -120,6 +122,8 @@ pub struct Registry {
     /// Service cluster IPs and node ports, shared with the chain's
     /// allocation plugin: completed (rolled back or released) here.
     services: Option<Arc<InMemoryAllocator>>,
+    /// Decorates dry runs' answers ([`DryRunHook`]).
+    dry_run_hook: Option<Arc<dyn DryRunHook>>,
 }
 
 /// SHA-256 of `data`.
@@ -193,6 +197,7 @@ impl Registry {
             store,
             admission: Arc::new(Chain::new()),
             services: None,
+            dry_run_hook: None,
         }
     }
 
@@ -338,15 +343,16 @@ impl Registry {
         obj: Value,
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
-        match converted(res)? {
-            None => self.create_stored(res, ns, obj, opts).await,
+        let mut created = match converted(res)? {
+            None => self.create_stored(res, ns, obj, opts).await?,
             Some((stored, c)) => {
                 let obj = to_storage(c, obj)?;
-                Ok((c.from_storage)(
-                    self.create_stored(&stored, ns, obj, opts).await?,
-                ))
+                (c.from_storage)(self.create_stored(&stored, ns, obj, opts).await?)
             }
-        }
+        };
+        self.after_dry_run(res, Target::Main, opts, &mut created)
+            .await;
+        Ok(created)
     }
 
     async fn create_stored(
@@ -471,16 +477,18 @@ impl Registry {
         target: Target,
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
-        match converted(res)? {
-            None => self.update_stored(res, ns, name, obj, target, opts).await,
+        let mut updated = match converted(res)? {
+            None => self.update_stored(res, ns, name, obj, target, opts).await?,
             Some((stored, c)) => {
                 let obj = to_storage(c, obj)?;
                 let new = self
                     .update_stored(&stored, ns, name, obj, target, opts)
                     .await?;
-                Ok((c.from_storage)(new))
+                (c.from_storage)(new)
             }
-        }
+        };
+        self.after_dry_run(res, target, opts, &mut updated).await;
+        Ok(updated)
     }
 
     async fn update_stored(
@@ -727,6 +735,25 @@ impl Registry {
         name: &str,
         target: Target,
         opts: &WriteOptions,
+        change: F,
+    ) -> Result<Value, ApiError>
+    where
+        F: FnMut(&Value) -> Result<Value, ApiError> + Send,
+    {
+        let mut updated = self
+            .update_with_inner(res, ns, name, target, opts, change)
+            .await?;
+        self.after_dry_run(res, target, opts, &mut updated).await;
+        Ok(updated)
+    }
+
+    async fn update_with_inner<F>(
+        &self,
+        res: &ResourceInfo,
+        ns: &str,
+        name: &str,
+        target: Target,
+        opts: &WriteOptions,
         mut change: F,
     ) -> Result<Value, ApiError>
     where
@@ -784,6 +811,25 @@ impl Registry {
     /// object is created (the `bool` is then true). Retried on conflicts,
     /// so `merge` must be a pure function of its input.
     pub async fn apply_with<F>(
+        &self,
+        res: &ResourceInfo,
+        ns: &str,
+        name: &str,
+        target: Target,
+        opts: &WriteOptions,
+        merge: F,
+    ) -> Result<(Value, bool), ApiError>
+    where
+        F: FnMut(Option<&Value>) -> Result<Value, ApiError> + Send,
+    {
+        let (mut applied, created) = self
+            .apply_with_inner(res, ns, name, target, opts, merge)
+            .await?;
+        self.after_dry_run(res, target, opts, &mut applied).await;
+        Ok((applied, created))
+    }
+
+    async fn apply_with_inner<F>(
         &self,
         res: &ResourceInfo,
         ns: &str,

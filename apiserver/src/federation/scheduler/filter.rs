@@ -4,12 +4,12 @@
 //! Tolerations are not part of placement yet: every `NoSchedule` or
 //! `NoExecute` taint excludes a cluster; `PreferNoSchedule` does not.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use skein_admission::placement::{Clusters, Placement};
 
-use super::snapshot::ClusterSnapshot;
+use super::snapshot::{ClusterSnapshot, Readiness};
 
 /// A group/version/resource (`group` empty for the core group).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -61,15 +61,31 @@ pub enum Exclusion {
 }
 
 impl Exclusion {
-    /// The reason as written into a Placement: `NotSelected`, `NotReady`,
-    /// `MissingAPI`, `Tainted`, `Unknown cluster`.
+    /// The reason as written into a Placement's `status.decision.excluded`
+    /// (the CRD's CamelCase): `NotSelected`, `NotReady`, `MissingAPI`,
+    /// `Tainted`, `UnknownCluster`.
     pub fn reason(&self) -> &'static str {
         match self {
             Exclusion::NotSelected => "NotSelected",
             Exclusion::NotReady => "NotReady",
             Exclusion::MissingApi => "MissingAPI",
             Exclusion::Tainted(_) => "Tainted",
-            Exclusion::UnknownCluster => "Unknown cluster",
+            Exclusion::UnknownCluster => "UnknownCluster",
+        }
+    }
+
+    /// The details for people (a Placement's `message`).
+    pub fn message(&self) -> String {
+        match self {
+            Exclusion::NotSelected => {
+                "not named in skein.io/clusters or not matching the cluster selector".to_owned()
+            }
+            Exclusion::NotReady => "the cluster is not Ready".to_owned(),
+            Exclusion::MissingApi => {
+                "the cluster does not serve the object's group/version/resource".to_owned()
+            }
+            Exclusion::Tainted(t) => format!("the cluster has the taint {t}"),
+            Exclusion::UnknownCluster => "no Cluster has this name".to_owned(),
         }
     }
 }
@@ -119,7 +135,53 @@ pub fn filter(
     (eligible, excluded)
 }
 
+/// Of the clusters [`filter`] excludes as [`Exclusion::NotReady`], those
+/// that keep what they hold: clusters of the `previous` decision that pass
+/// every other check and are [`Readiness::Unready`] (within the grace
+/// period), or, when `whole_copies` (Duplicated), also
+/// [`Readiness::Offline`]. Sorted by name.
+pub fn kept_while_not_ready(
+    gvr: &Gvr,
+    placement: &Placement,
+    clusters: &[ClusterSnapshot],
+    previous: &BTreeSet<String>,
+    whole_copies: bool,
+) -> Vec<String> {
+    let mut by_name: BTreeMap<&str, &ClusterSnapshot> = BTreeMap::new();
+    for c in clusters {
+        by_name.entry(c.name.as_str()).or_insert(c);
+    }
+    let named = placement.effective_clusters();
+    by_name
+        .into_iter()
+        .filter(|(name, c)| {
+            let keeps = match c.readiness() {
+                Readiness::Ready => false,
+                Readiness::Unready => true,
+                Readiness::Offline => whole_copies,
+            };
+            keeps
+                && previous.contains(*name)
+                && exclusion_ignoring_readiness(gvr, placement, &named, c).is_none()
+        })
+        .map(|(name, _)| name.to_owned())
+        .collect()
+}
+
 fn exclusion(
+    gvr: &Gvr,
+    placement: &Placement,
+    named: &Clusters,
+    c: &ClusterSnapshot,
+) -> Option<Exclusion> {
+    match exclusion_ignoring_readiness(gvr, placement, named, c) {
+        Some(Exclusion::NotSelected) => Some(Exclusion::NotSelected),
+        _ if !c.ready => Some(Exclusion::NotReady),
+        other => other,
+    }
+}
+
+fn exclusion_ignoring_readiness(
     gvr: &Gvr,
     placement: &Placement,
     named: &Clusters,
@@ -135,9 +197,6 @@ fn exclusion(
         .is_none_or(|s| s.matches(&c.labels));
     if !(in_list && selected) {
         return Some(Exclusion::NotSelected);
-    }
-    if !c.ready {
-        return Some(Exclusion::NotReady);
     }
     if !c.serves(&gvr.group, &gvr.version, &gvr.resource) {
         return Some(Exclusion::MissingApi);
@@ -251,7 +310,7 @@ mod tests {
         assert_eq!(excluded["a"], Exclusion::NotSelected);
         assert_eq!(excluded["b"], Exclusion::NotSelected);
         assert_eq!(excluded["ghost"], Exclusion::UnknownCluster);
-        assert_eq!(excluded["ghost"].reason(), "Unknown cluster");
+        assert_eq!(excluded["ghost"].reason(), "UnknownCluster");
     }
 
     #[test]

@@ -1,10 +1,29 @@
 //! What the scheduler knows of one member cluster, read from its
-//! `clusters.federation.skein.io` object. Pure: no I/O.
+//! `clusters.federation.skein.io` object. Pure: no I/O; the time is passed
+//! in ([`ClusterSnapshot::from_cluster_at`]).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 use serde_json::Value;
 use skein_admission::quantity::Quantity;
+use time::OffsetDateTime;
+
+/// A cluster's readiness as the scheduler weighs it
+/// ([`ClusterSnapshot::readiness`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Readiness {
+    /// The `Ready` condition is `True`: the cluster is eligible.
+    Ready,
+    /// Not Ready for less than the grace period (`--cluster-grace-period`):
+    /// what it already holds stays (its Divided share too); it gets
+    /// nothing new.
+    Unready,
+    /// Not Ready for the grace period or longer, or since a time not known:
+    /// its Divided replicas are re-planned onto Ready clusters; Duplicated
+    /// copies it holds stay.
+    Offline,
+}
 
 /// A taint on a Cluster (`spec.taints[]`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,9 +64,53 @@ pub struct ClusterSnapshot {
     /// `status.available.memory` in bytes, rounded down; `None` when not
     /// reported or unparsable.
     pub available_memory_bytes: Option<i64>,
+    /// When a not-Ready cluster stopped being Ready: the `lastTransitionTime`
+    /// of its `False` or `Unknown` Ready condition; `None` when Ready or not
+    /// recorded.
+    pub not_ready_since: Option<OffsetDateTime>,
+    /// Not Ready, but for less than the grace period (set by
+    /// [`ClusterSnapshot::from_cluster_at`]; `false` from
+    /// [`ClusterSnapshot::from_cluster`], which knows no clock).
+    pub within_grace: bool,
 }
 
 impl ClusterSnapshot {
+    /// Reads a Cluster object as [`ClusterSnapshot::from_cluster`] does and
+    /// classifies its readiness at `now`: a cluster not Ready since less
+    /// than `grace` ago is [`Readiness::Unready`]; one not Ready for longer,
+    /// or since a time not recorded, is [`Readiness::Offline`].
+    pub fn from_cluster_at(
+        cluster: &Value,
+        now: OffsetDateTime,
+        grace: Duration,
+    ) -> ClusterSnapshot {
+        let mut c = ClusterSnapshot::from_cluster(cluster);
+        c.within_grace = !c.ready && c.grace_ends(grace).is_some_and(|end| now < end);
+        c
+    }
+
+    /// When the grace period of a not-Ready cluster ends (when its Divided
+    /// replicas move, so a worker knows when to schedule again); `None` when
+    /// it is Ready or the time is not known.
+    pub fn grace_ends(&self, grace: Duration) -> Option<OffsetDateTime> {
+        if self.ready {
+            return None;
+        }
+        let grace = time::Duration::try_from(grace).unwrap_or(time::Duration::MAX);
+        self.not_ready_since.map(|t| t.saturating_add(grace))
+    }
+
+    /// Ready, not Ready within the grace period, or Offline.
+    pub fn readiness(&self) -> Readiness {
+        if self.ready {
+            Readiness::Ready
+        } else if self.within_grace {
+            Readiness::Unready
+        } else {
+            Readiness::Offline
+        }
+    }
+
     /// Reads a Cluster object. Missing or malformed fields read as
     /// "unknown" (not ready, nothing served, no capacity figure), never as
     /// an error: the scheduler then excludes the cluster with a reason.
@@ -58,14 +121,21 @@ impl ClusterSnapshot {
             .and_then(Value::as_object)
             .map(|m| m.iter().map(|(k, v)| (k.clone(), str_of(v))).collect())
             .unwrap_or_default();
-        let ready = cluster
+        let condition = cluster
             .pointer("/status/conditions")
             .and_then(Value::as_array)
-            .is_some_and(|cs| {
-                cs.iter().any(|c| {
-                    c.get("type").and_then(Value::as_str) == Some("Ready")
-                        && c.get("status").and_then(Value::as_str) == Some("True")
-                })
+            .and_then(|cs| {
+                cs.iter()
+                    .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))
+            });
+        let ready =
+            condition.is_some_and(|c| c.get("status").and_then(Value::as_str) == Some("True"));
+        let not_ready_since = condition
+            .filter(|_| !ready)
+            .and_then(|c| c.get("lastTransitionTime"))
+            .and_then(Value::as_str)
+            .and_then(|t| {
+                OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok()
             });
         let taints = cluster
             .pointer("/spec/taints")
@@ -116,6 +186,8 @@ impl ClusterSnapshot {
             served,
             available_cpu_millis: available("cpu", 1_000_000),
             available_memory_bytes: available("memory", 1_000_000_000),
+            not_ready_since,
+            within_grace: false,
         }
     }
 
@@ -194,6 +266,59 @@ mod tests {
         assert_eq!(c.available_cpu_millis, None);
         assert_eq!(c.available_memory_bytes, Some(1000));
         assert_eq!(ClusterSnapshot::from_cluster(&json!(null)).name, "");
+    }
+
+    fn at(t: &str) -> OffsetDateTime {
+        OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).expect("time")
+    }
+
+    fn with_ready(status: &str, since: Option<&str>) -> Value {
+        let mut cond = json!({"type": "Ready", "status": status});
+        if let Some(t) = since {
+            cond["lastTransitionTime"] = json!(t);
+        }
+        json!({"metadata": {"name": "x"}, "status": {"conditions": [cond]}})
+    }
+
+    #[test]
+    fn readiness_by_grace_period() {
+        let grace = Duration::from_secs(60);
+        let now = at("2026-01-01T00:01:00Z");
+        let ready = ClusterSnapshot::from_cluster_at(
+            &with_ready("True", Some("2026-01-01T00:00:30Z")),
+            now,
+            grace,
+        );
+        assert_eq!(ready.readiness(), Readiness::Ready);
+        assert_eq!(ready.not_ready_since, None);
+        assert_eq!(ready.grace_ends(grace), None);
+        for status in ["False", "Unknown"] {
+            let fresh = ClusterSnapshot::from_cluster_at(
+                &with_ready(status, Some("2026-01-01T00:00:30Z")),
+                now,
+                grace,
+            );
+            assert_eq!(fresh.readiness(), Readiness::Unready, "{status}");
+            assert_eq!(fresh.grace_ends(grace), Some(at("2026-01-01T00:01:30Z")));
+            // The grace period ends exactly at since + grace.
+            let old = ClusterSnapshot::from_cluster_at(
+                &with_ready(status, Some("2026-01-01T00:00:00Z")),
+                now,
+                grace,
+            );
+            assert_eq!(old.readiness(), Readiness::Offline, "{status}");
+        }
+        let unknown_since =
+            ClusterSnapshot::from_cluster_at(&with_ready("False", None), now, grace);
+        assert_eq!(unknown_since.readiness(), Readiness::Offline);
+        let garbled =
+            ClusterSnapshot::from_cluster_at(&with_ready("False", Some("yesterday")), now, grace);
+        assert_eq!(garbled.readiness(), Readiness::Offline);
+        // Without a clock, not Ready is Offline.
+        let no_clock =
+            ClusterSnapshot::from_cluster(&with_ready("False", Some("2026-01-01T00:00:30Z")));
+        assert_eq!(no_clock.readiness(), Readiness::Offline);
+        assert_eq!(no_clock.not_ready_since, Some(at("2026-01-01T00:00:30Z")));
     }
 
     #[test]
