@@ -69,8 +69,17 @@ async fn eventually<T>(
 /// The last lines of the federation's log that are not access lines.
 fn controller_log(fed: &Server) -> String {
     let log = fs::read_to_string(fed.data_dir.join("skein.log")).unwrap_or_default();
-    let lines: Vec<&str> = log.lines().filter(|l| !l.contains("skein::access")).collect();
-    lines[lines.len().saturating_sub(40)..].join("\n")
+    let lines: Vec<&str> = log
+        .lines()
+        .filter(|l| !l.contains("skein::access") && !l.contains("bootstrap"))
+        .collect();
+    let k = kubectl_binaries().first().expect("a kubectl").clone();
+    let placements = cli::kubectl(&k, fed, &["get", "placements", "-A", "-o", "yaml"]);
+    format!(
+        "{}\n--- placements:\n{}",
+        lines[lines.len().saturating_sub(30)..].join("\n"),
+        String::from_utf8_lossy(&placements.stdout)
+    )
 }
 
 fn deployment(name: &str, replicas: i64, image: &str, annotations: Value) -> Value {
@@ -205,7 +214,7 @@ async fn weighted_split_and_status() {
 fn configmap(name: &str, annotations: Value) -> Value {
     json!({
         "apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": name, "namespace": "default", "annotations": annotations},
+        "metadata": {"name": name, "namespace": "default", "labels": {"app": name}, "annotations": annotations},
         "data": {"color": "blue", "size": "m"},
     })
 }
@@ -459,11 +468,11 @@ async fn helm_chart_into_an_annotated_namespace() {
         );
         assert!(
             out.status.success(),
-            "{} install --wait: {}\n{}\n--- federation log tail:\n{}",
+            "{} install --wait: {}\n{}\n--- federation:\n{}",
             h.display(),
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr),
-            skein_tests::kubectl::log_tail(fed)
+            controller_log(fed)
         );
         let name = format!("{release}-podinfo");
         let d = ["deployment", name.as_str(), "-n", "team-eu"];

@@ -283,7 +283,16 @@ impl ClusterSyncer {
     fn desired(&self, shared: &Shared, id: &ObjId) -> Option<(Desired, String, i64, plan::Policy)> {
         match shared.plan(id) {
             Some(p) => {
-                let d = p.copies.get(&self.name).cloned().unwrap_or(Desired::Absent);
+                let d = match p.copies.get(&self.name) {
+                    Some(d) => d.clone(),
+                    // A Namespace copy is made by the syncer when an object
+                    // needs it, before the Namespace's plan knows: plan again.
+                    None if Some(id.kind) == shared.kind_of("", "namespaces") => {
+                        shared.objects.add(id.clone());
+                        return None;
+                    }
+                    None => Desired::Absent,
+                };
                 Some((d, p.uid.clone(), p.generation, p.policy))
             }
             None => {
@@ -379,7 +388,13 @@ impl ClusterSyncer {
                 self.api.replace(&res, &body).await.map(Some)
             }
             Action::Nothing => {
-                if let Desired::Copy(_) = desired {
+                if let Desired::Copy(copy) = &desired {
+                    // Drift left alone (Ignore) must not hold back the
+                    // rest of the copy.
+                    if let Err(e) = self.apply_around_drift(&res, copy, observed.as_ref()).await {
+                        shared.set_copy_state(id, &self.name, state(State::Failed, e.to_string(), None));
+                        return Err(Retry::Soon);
+                    }
                     shared.set_copy_state(
                         id,
                         &self.name,
@@ -424,6 +439,11 @@ impl ClusterSyncer {
                 return Ok(());
             }
             Action::Drifted { path, manager } => {
+                if let Desired::Copy(copy) = &desired
+                    && let Err(e) = self.apply_around_drift(&res, copy, observed.as_ref()).await
+                {
+                    tracing::debug!(cluster = self.name, error = %e, "applying around drift failed");
+                }
                 shared.set_copy_state(
                     id,
                     &self.name,
@@ -448,15 +468,38 @@ impl ClusterSyncer {
             }
             Ok(None) => Ok(()),
             Err(e) => {
+                if res.namespaced && matches!(e.code(), Some(403 | 404)) {
+                    // The namespace may be gone or terminating: check it again.
+                    self.namespaces
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .remove(&id.key.namespace);
+                }
                 let retry = match e.code() {
                     // Refusals: the member will say the same until the object changes.
-                    Some(400 | 403 | 404 | 422) => Retry::After(Duration::from_secs(30)),
+                    Some(400 | 422) => Retry::After(Duration::from_secs(30)),
                     _ => Retry::Soon,
                 };
                 shared.set_copy_state(id, &self.name, state(State::Failed, e.to_string(), None));
                 Err(retry)
             }
         }
+    }
+
+    /// Applies the copy without the fields others changed (drift Report or
+    /// Ignore), when the rest of it is not in place yet.
+    async fn apply_around_drift(
+        &self,
+        res: &crate::registry::ResourceInfo,
+        copy: &Value,
+        observed: Option<&Value>,
+    ) -> Result<(), CallError> {
+        let Some(observed) = observed else { return Ok(()) };
+        let rest = plan::without_drift(copy, observed);
+        if plan::contained(&rest, observed).is_ok() && !plan::skein_owns_more(&rest, observed) {
+            return Ok(());
+        }
+        self.api.apply(res, &rest, false).await.map(|_| ())
     }
 
     /// Creates `ns` on the member when it has none (from the federation's

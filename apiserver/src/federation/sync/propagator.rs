@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use skein_admission::placement::{self, Placement, ReplicaScheduling};
+use skein_admission::placement::{self, Placement};
 
 use super::cluster::ClusterSyncer;
 use super::kinds;
@@ -158,7 +158,7 @@ fn enqueue_namespace(shared: &Shared, ns: &str) {
             k.informer.list_namespace(ns)
         } else {
             k.informer
-                .list(|o| super::record::defaults_namespace(o) == Some(ns))
+                .list(|o| scheduler::effective::defaults_namespace(o) == Some(ns))
         };
         for o in objects {
             shared.objects.add(ObjId {
@@ -341,11 +341,11 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), crate::status::A
         .and_then(Value::as_i64)
         .unwrap_or(0);
     let uid = object::uid(&obj).to_owned();
-    let namespace = super::record::defaults_namespace(&obj).and_then(|ns| {
+    let namespace = scheduler::effective::defaults_namespace(&obj).and_then(|ns| {
         let k = shared.kind_of("", "namespaces")?;
         shared.kinds[k].informer.get(&ObjectKey::new("", ns))
     });
-    let placement = super::record::effective(&obj, namespace.as_deref());
+    let placement = scheduler::effective::effective(&obj, namespace.as_deref());
     let policy = Policy {
         conflict: placement.effective_conflict_resolution(),
         drift: placement.effective_drift(),
@@ -401,11 +401,13 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), crate::status::A
     }
     let previous = previous_decision(shared, id, res.namespaced);
     let divided = kinds::divided(res.group, res.kind);
+    let now = time::OffsetDateTime::now_utc();
+    let grace = shared.config.grace_period;
     let snapshots: Vec<ClusterSnapshot> = shared
         .clusters
         .list(|c| !object::is_deleting(c))
         .iter()
-        .map(|c| ClusterSnapshot::from_cluster(c))
+        .map(|c| ClusterSnapshot::from_cluster_at(c, now, grace))
         .collect();
     let gvr = scheduler::Gvr {
         group: res.group.to_owned(),
@@ -416,8 +418,9 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), crate::status::A
         .iter()
         .filter_map(|(k, v)| Some((k.clone(), (*v)?)))
         .collect();
-    let capacity = BTreeMap::new();
-    let key = format!("{}/{}", res.qualified(), id.key);
+    let capacity = scheduler::capacity::capacity_map(&obj, &snapshots);
+    let previous_set: BTreeSet<String> = previous.keys().cloned().collect();
+    let key = scheduler::object_key(&obj);
     let total = divided.map(|d| kinds::total_replicas(d, &obj));
     let input = ScheduleInput {
         gvr: &gvr,
@@ -427,17 +430,10 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), crate::status::A
         clusters: &snapshots,
         current: &current,
         capacity: &capacity,
+        previous: &previous_set,
     };
     let decision = scheduler::schedule(&input);
-    let scheduling = match (
-        placement
-            .replica_scheduling
-            .unwrap_or(ReplicaScheduling::Divided),
-        divided,
-    ) {
-        (ReplicaScheduling::Divided, Some(_)) => "Divided",
-        _ => "Duplicated",
-    };
+    let scheduling = scheduler::record::scheduling_of(&placement, total);
     // Job completions are split like parallelism.
     let completions: BTreeMap<String, i64> =
         match (divided, kinds::job_completions(&obj), scheduling) {
@@ -485,7 +481,18 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), crate::status::A
         copies.entry(c).or_insert(Desired::Absent);
     }
     let decision_json =
-        super::record::decision_status(&decision, scheduling, &object::now_rfc3339());
+        scheduler::record::decision_status(&decision, scheduling, &object::now_rfc3339());
+    // A cluster kept while not Ready is re-planned when its grace ends.
+    let grace_end = snapshots
+        .iter()
+        .filter(|c| decision.assignments.contains_key(&c.name))
+        .filter_map(|c| c.grace_ends(grace))
+        .min();
+    if let Some(end) = grace_end {
+        let wait = (end - now).max(time::Duration::ZERO);
+        let millis = u64::try_from(wait.whole_milliseconds()).unwrap_or(0);
+        shared.objects.add_after(id.clone(), Duration::from_millis(millis + 100));
+    }
     let plan = Plan {
         uid,
         generation,

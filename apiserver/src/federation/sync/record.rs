@@ -13,10 +13,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
-use skein_admission::placement::{self, Placement};
 
 use super::shared::{Desired, ObjId, Shared, State};
-use crate::federation::scheduler::Decision;
 use crate::federation::status::{self, MemberCopy};
 use crate::registry::{Registry, ResourceInfo, Target, WriteOptions, object, resource};
 
@@ -28,56 +26,6 @@ pub fn placement_name(kind: &str, name: &str) -> String {
     let mut n = format!("{}-{}", kind.to_ascii_lowercase(), name);
     n.truncate(253);
     n
-}
-
-/// The Namespace whose defaults `obj` takes: its own namespace, or for a
-/// cluster-scoped object a Helm release's namespace.
-pub fn defaults_namespace(obj: &Value) -> Option<&str> {
-    let ns = object::namespace(obj);
-    if !ns.is_empty() {
-        return Some(ns);
-    }
-    obj.pointer("/metadata/annotations/meta.helm.sh~1release-namespace")
-        .and_then(Value::as_str)
-}
-
-/// The object's placement over its Namespace's (DESIGN §3).
-pub fn effective(obj: &Value, namespace: Option<&Value>) -> Placement {
-    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
-    let parse = |o: &Value| {
-        o.pointer("/metadata/annotations")
-            .and_then(Value::as_object)
-            .and_then(|a| placement::parse(a, kind).ok())
-            .unwrap_or_default()
-    };
-    let own = parse(obj);
-    let Some(ns) = namespace else { return own };
-    let mut defaults = parse(ns);
-    if own.clusters.is_some() || own.cluster_selector.is_some() {
-        defaults.clusters = None;
-        defaults.cluster_selector = None;
-    }
-    own.or(&defaults)
-}
-
-/// The `status.decision` of a Placement.
-pub fn decision_status(decision: &Decision, scheduling: &str, now: &str) -> Value {
-    let clusters: Vec<Value> = decision
-        .assignments
-        .iter()
-        .map(|(name, a)| match a {
-            crate::federation::scheduler::Assignment::Replicas(n) => {
-                json!({"name": name, "replicas": n})
-            }
-            crate::federation::scheduler::Assignment::Whole => json!({"name": name}),
-        })
-        .collect();
-    let excluded: Vec<Value> = decision
-        .excluded
-        .iter()
-        .map(|(name, e)| json!({"name": name, "reason": format!("{e:?}")}))
-        .collect();
-    json!({"scheduling": scheduling, "clusters": clusters, "excluded": excluded, "time": now})
 }
 
 /// Starts the recorders.
@@ -221,6 +169,12 @@ async fn record(
                 },
             )
             .await?;
+    }
+    if res.group == "apps" && res.kind == "Deployment" && plan.decision.is_some() {
+        let agg = status::aggregate(&obj, &member_copies);
+        if let Some(agg) = agg {
+            history_status(shared, &obj, &agg).await?;
+        }
     }
     events(shared, id, &obj, &lines, generation, memory).await;
     if plan.releasing && holding == 0 && lines.is_empty() {
@@ -493,6 +447,51 @@ async fn events(
     for (reason, kind, text) in due {
         emit(&shared.registry, obj, reason, kind, &text).await;
     }
+}
+
+/// The status of the federation's ReplicaSet for the Deployment's current
+/// template (kept by [`crate::federation::history`]): the members' counts
+/// of updated replicas, as a cluster's own ReplicaSet would show them, so
+/// clients that read the new ReplicaSet (Helm 3's `--wait`) see the truth.
+async fn history_status(shared: &Shared, deployment: &Value, agg: &Value) -> Result<(), crate::status::ApiError> {
+    let Some(kind) = shared.kind_of("apps", "replicasets") else { return Ok(()) };
+    let Some(k) = shared.kinds.get(kind) else { return Ok(()) };
+    let revision = deployment
+        .pointer("/metadata/annotations/deployment.kubernetes.io~1revision")
+        .and_then(Value::as_str);
+    let Some(revision) = revision else { return Ok(()) };
+    let uid = object::uid(deployment);
+    let ns = object::namespace(deployment);
+    let current = k.informer.list_namespace(ns).into_iter().find(|rs| {
+        rs.pointer("/metadata/annotations/deployment.kubernetes.io~1revision").and_then(Value::as_str) == Some(revision)
+            && object::owner_refs(rs).iter().any(|r| r.get("uid").and_then(Value::as_str) == Some(uid))
+    });
+    let Some(rs) = current else { return Ok(()) };
+    let count = |f: &str| agg.get(f).and_then(Value::as_i64).unwrap_or(0);
+    let updated = count("updatedReplicas");
+    let want = json!({
+        "replicas": updated,
+        "fullyLabeledReplicas": updated,
+        "readyReplicas": count("readyReplicas").min(updated),
+        "availableReplicas": count("availableReplicas").min(updated),
+        "observedGeneration": rs.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(1),
+    });
+    if rs.get("status") == Some(&want) {
+        return Ok(());
+    }
+    let res = k.res.clone();
+    shared
+        .registry
+        .update_with(&res, ns, object::name(&rs), Target::Status, &opts(), |cur| {
+            let mut next = cur.clone();
+            if let Some(m) = next.as_object_mut() {
+                m.insert("status".into(), want.clone());
+            }
+            Ok(next)
+        })
+        .await
+        .map(|_| ())
+        .or_else(|e| if e.code().as_u16() == 404 { Ok(()) } else { Err(e) })
 }
 
 /// Records one core/v1 Event about the federated object.
