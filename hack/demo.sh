@@ -4,7 +4,7 @@
 # --simulate-workloads`), all on loopback with free ports, joined with
 # `skein join NAME --label region=<region>`. Prints the kubeconfig and the
 # commands to try, then waits; Ctrl-C (SIGINT) or SIGTERM stops every process
-# it started and exits 0.
+# it started and exits 0 (so does SIGHUP, when its terminal goes away).
 #
 # Usage: bash hack/demo.sh [--members N] [--run CMD]
 #
@@ -219,6 +219,7 @@ on_signal() {
 
 trap 'on_signal interrupted' INT
 trap 'on_signal terminated' TERM
+trap 'on_signal hangup' HUP
 trap 'stop_all' EXIT
 
 # start NAME ARGS...: `skein serve --data-dir DIR/NAME --secure-port 0 ARGS`

@@ -7,7 +7,8 @@
 //!   kubectl 1.35) works against them, and the script exits 0 leaving no
 //!   process; a failing CMD's status is the script's.
 //! - SIGINT: started without `--run`, the script prints "ready"; SIGINT to
-//!   the script alone (with kubectl 1.32) stops every process and exits 0.
+//!   the script alone, or to its whole process group as Ctrl-C does (with
+//!   kubectl 1.32), stops every process and exits 0.
 //!
 //! "No process left" is checked three ways: the PIDs the script prints are
 //! gone, the addresses it prints refuse connections, and no process on the
@@ -15,6 +16,7 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::{SocketAddr, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
@@ -97,6 +99,8 @@ impl Demo {
             .env("SKEIN_KUBECTL", kubectl)
             .env("SKEIN_DEMO_DIR", dir)
             .env_remove("KUBECONFIG")
+            // Its own process group, as in a terminal: Ctrl-C goes to it all.
+            .process_group(0)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -138,7 +142,8 @@ impl Demo {
     fn fail(&mut self, why: &str) -> ! {
         let _ = kill(Pid::from_raw(self.pid()), Signal::SIGTERM);
         std::thread::sleep(Duration::from_secs(3));
-        let _ = self.child.kill();
+        // Whatever is left of the group (the script and its servers).
+        let _ = kill(Pid::from_raw(-self.pid()), Signal::SIGKILL);
         let _ = self.child.wait();
         let mut logs = String::new();
         if let Ok(entries) = std::fs::read_dir(self.dir.join("logs")) {
@@ -398,8 +403,10 @@ fn run_mode_passes_on_the_command_status() {
     assert_all_stopped(&started(&output), &["federation", "eu"], &dir, &output);
 }
 
-#[test]
-fn sigint_stops_everything_and_exits_zero() {
+/// Starts the demo without `--run` (with kubectl 1.32), waits for "ready",
+/// checks that it serves, then sends SIGINT to `pid(script)` and asserts a
+/// clean stop with exit 0.
+fn interrupt(target: impl Fn(i32) -> i32) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("demo");
     // kubectl 1.32 here, 1.35 in the --run tests.
@@ -433,8 +440,7 @@ fn sigint_stops_everything_and_exits_zero() {
         String::from_utf8_lossy(&out.stderr)
     );
 
-    // SIGINT to the script alone: it must stop its children itself.
-    kill(Pid::from_raw(demo.pid()), Signal::SIGINT).expect("send SIGINT to demo.sh");
+    kill(Pid::from_raw(target(demo.pid())), Signal::SIGINT).expect("send SIGINT");
     let (status, output) = demo.finish(started_at);
     assert!(
         status.success(),
@@ -450,4 +456,17 @@ fn sigint_stops_everything_and_exits_zero() {
         "every server stopped on SIGTERM without SIGKILL:\n{output}"
     );
     assert_all_stopped(&servers, &ALL, &dir, &output);
+}
+
+#[test]
+fn sigint_to_the_script_stops_everything_and_exits_zero() {
+    // The script alone gets it: it must stop its servers itself.
+    interrupt(|script| script);
+}
+
+#[test]
+fn ctrl_c_stops_everything_and_exits_zero() {
+    // What Ctrl-C in a terminal does: SIGINT to the whole foreground
+    // process group, the servers included.
+    interrupt(|script| -script);
 }
