@@ -144,7 +144,12 @@ async fn weighted_split_and_status() {
         copy["metadata"]["annotations"]["federation.skein.io/origin-uid"],
         fed_web["metadata"]["uid"]
     );
-    assert!(copy["metadata"]["annotations"].get("skein.io/replica-preferences").is_none(), "{copy:#}");
+    assert!(
+        copy["metadata"]["annotations"]
+            .get("skein.io/replica-preferences")
+            .is_none(),
+        "{copy:#}"
+    );
     for kc in [&k, &k_old] {
         let out = cli::ok(
             kc,
@@ -526,7 +531,14 @@ async fn member_outage() {
         &k,
         &f.fed,
         "web",
-        &[deployment("web", 6, "nginx:1.25", json!({}))],
+        // With rebalance, replicas return to a cluster that comes back
+        // (without it they stay where they are, as Federation V1's planner).
+        &[deployment(
+            "web",
+            6,
+            "nginx:1.25",
+            json!({"skein.io/replica-preferences": r#"{"rebalance":true,"clusters":{"*":{"weight":1}}}"#}),
+        )],
     );
     eventually(&f.fed, Duration::from_secs(30), "2/2/2", || {
         let got: Vec<Option<i64>> = ["eu", "us", "ap"]
