@@ -605,3 +605,256 @@ async fn member_outage() {
     );
     assert!(out.contains("successfully rolled out"), "{out}");
 }
+
+fn image_on(m: &Member, k: &Path, name: &str) -> Option<String> {
+    member_get(m, k, &["deployment", name, "-n", "default"]).and_then(|d| {
+        d.pointer("/spec/template/spec/containers/0/image")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    })
+}
+
+/// Scenarios 2, 5 and 6: a template change rolls out everywhere and
+/// `kubectl rollout undo` on the federation rolls the members back; drift
+/// is reverted (Enforce) or reported (Report); a member object Skein does
+/// not own is left alone (Abort) or taken over (Adopt).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rollout_drift_and_conflict() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (k, k_old) = kubectls();
+    let f = Federation::start(dir.path(), &k, &[], &REGIONS).await;
+    let fed = &f.fed;
+
+    // Template change and undo.
+    apply(
+        &k,
+        fed,
+        "web",
+        &[deployment("web", 3, "nginx:1.25", json!({}))],
+    );
+    cli::ok(
+        &k,
+        fed,
+        &[
+            "rollout",
+            "status",
+            "deployment/web",
+            "-n",
+            "default",
+            "--timeout=60s",
+        ],
+    );
+    cli::ok(
+        &k,
+        fed,
+        &[
+            "set",
+            "image",
+            "deployment/web",
+            "web=nginx:1.26",
+            "-n",
+            "default",
+        ],
+    );
+    let out = cli::ok(
+        &k_old,
+        fed,
+        &[
+            "rollout",
+            "status",
+            "deployment/web",
+            "-n",
+            "default",
+            "--timeout=60s",
+        ],
+    );
+    assert!(out.contains("successfully rolled out"), "{out}");
+    for c in ["eu", "us", "ap"] {
+        assert_eq!(
+            image_on(f.member(c), &k, "web").as_deref(),
+            Some("nginx:1.26"),
+            "{c}"
+        );
+    }
+    let history = cli::ok(
+        &k,
+        fed,
+        &["rollout", "history", "deployment/web", "-n", "default"],
+    );
+    assert!(history.contains('1') && history.contains('2'), "{history}");
+    cli::ok(
+        &k,
+        fed,
+        &["rollout", "undo", "deployment/web", "-n", "default"],
+    );
+    let out = cli::ok(
+        &k,
+        fed,
+        &[
+            "rollout",
+            "status",
+            "deployment/web",
+            "-n",
+            "default",
+            "--timeout=60s",
+        ],
+    );
+    assert!(out.contains("successfully rolled out"), "{out}");
+    eventually(
+        fed,
+        Duration::from_secs(30),
+        "members rolled back to nginx:1.25",
+        || {
+            ["eu", "us", "ap"]
+                .iter()
+                .all(|c| image_on(f.member(c), &k, "web").as_deref() == Some("nginx:1.25"))
+                .then_some(())
+        },
+    )
+    .await;
+
+    // Drift, Enforce (the default): another manager's change is reverted.
+    apply(&k, fed, "cfg", &[configmap("cfg", json!({}))]);
+    let cm = ["configmap", "cfg", "-n", "default"];
+    eventually(fed, Duration::from_secs(30), "cfg on every member", || {
+        (holders(&f, &k, &cm).len() == 3).then_some(())
+    })
+    .await;
+    f.member("eu").kubectl(
+        &k,
+        &[
+            "patch",
+            "configmap",
+            "cfg",
+            "-n",
+            "default",
+            "-p",
+            r#"{"data":{"color":"red"}}"#,
+        ],
+    );
+    let start = Instant::now();
+    eventually(
+        fed,
+        Duration::from_secs(5),
+        "the drift is reverted within 5 s",
+        || {
+            let c = member_get(f.member("eu"), &k, &cm)?;
+            (c["data"]["color"] == "blue").then_some(())
+        },
+    )
+    .await;
+    assert!(start.elapsed() < Duration::from_secs(5));
+    // Report: the change stays, the Placement says who changed what.
+    cli::ok(
+        &k,
+        fed,
+        &[
+            "annotate",
+            "configmap",
+            "cfg",
+            "-n",
+            "default",
+            "skein.io/drift=Report",
+        ],
+    );
+    f.member("us").kubectl(
+        &k,
+        &[
+            "patch",
+            "configmap",
+            "cfg",
+            "-n",
+            "default",
+            "-p",
+            r#"{"data":{"color":"red"}}"#,
+        ],
+    );
+    let p = eventually(fed, Duration::from_secs(20), "us marked Drifted", || {
+        let p = cli::get_json(
+            &k,
+            fed,
+            &["get", "placement", "configmap-cfg", "-n", "default"],
+        );
+        let us = p["status"]["clusters"]
+            .as_array()?
+            .iter()
+            .find(|c| c["name"] == "us")?
+            .clone();
+        (us["state"] == "Drifted").then_some(us)
+    })
+    .await;
+    let message = p["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("data.color") && message.contains("kubectl-patch"),
+        "{p:#}"
+    );
+    let c = member_get(f.member("us"), &k, &cm).expect("the us copy");
+    assert_eq!(c["data"]["color"], "red", "Report leaves the change");
+    let described = cli::ok(&k, fed, &["describe", "configmap", "cfg", "-n", "default"]);
+    assert!(
+        described.contains("Drifted") && described.contains("cluster us"),
+        "{described}"
+    );
+
+    // Conflict: Abort leaves a foreign object alone; Adopt takes it over.
+    f.member("ap").kubectl(
+        &k,
+        &[
+            "create",
+            "configmap",
+            "taken",
+            "-n",
+            "default",
+            "--from-literal=owner=ap",
+        ],
+    );
+    let mut taken = configmap("taken", json!({}));
+    taken["metadata"]["labels"] = json!({"app": "taken"});
+    apply(&k, fed, "taken", &[taken]);
+    let p = eventually(fed, Duration::from_secs(20), "ap reports Conflict", || {
+        let p = cli::get_json(
+            &k,
+            fed,
+            &["get", "placement", "configmap-taken", "-n", "default"],
+        );
+        let ap = p["status"]["clusters"]
+            .as_array()?
+            .iter()
+            .find(|c| c["name"] == "ap")?
+            .clone();
+        (ap["state"] == "Conflict").then_some(ap)
+    })
+    .await;
+    assert!(
+        p["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("not manage")),
+        "{p:#}"
+    );
+    let theirs =
+        member_get(f.member("ap"), &k, &["configmap", "taken", "-n", "default"]).expect("theirs");
+    assert_eq!(
+        theirs["data"],
+        json!({"owner": "ap"}),
+        "Abort leaves it alone"
+    );
+    cli::ok(
+        &k,
+        fed,
+        &[
+            "annotate",
+            "configmap",
+            "taken",
+            "-n",
+            "default",
+            "skein.io/conflict-resolution=Adopt",
+        ],
+    );
+    eventually(fed, Duration::from_secs(20), "ap's object adopted", || {
+        let c = member_get(f.member("ap"), &k, &["configmap", "taken", "-n", "default"])?;
+        (c["metadata"]["labels"]["federation.skein.io/managed-by"] == "default"
+            && c["data"]["color"] == "blue")
+            .then_some(())
+    })
+    .await;
+}
