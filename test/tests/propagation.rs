@@ -858,3 +858,189 @@ async fn rollout_drift_and_conflict() {
     })
     .await;
 }
+
+/// Scenario 1 on etcd: the weighted split, its status and its Placement,
+/// with the federation's objects in a real etcd.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn weighted_split_on_etcd() {
+    let etcd = tokio::task::spawn_blocking(skein_tests::etcd::Etcd::start)
+        .await
+        .expect("start etcd");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (k, _) = kubectls();
+    let servers = format!("--etcd-servers={}", etcd.endpoint());
+    let f = Federation::start(
+        dir.path(),
+        &k,
+        &[&servers, "--etcd-prefix=/propagation-e2e"],
+        &REGIONS,
+    )
+    .await;
+    let fed = &f.fed;
+    let prefs = r#"{"clusters":{"eu":{"weight":2},"us":{"weight":1},"ap":{"weight":0}}}"#;
+    apply(
+        &k,
+        fed,
+        "web",
+        &[deployment(
+            "web",
+            6,
+            "nginx:1.25",
+            json!({"skein.io/replica-preferences": prefs}),
+        )],
+    );
+    eventually(fed, Duration::from_secs(30), "4/2/0 on etcd", || {
+        let got: Vec<Option<i64>> = ["eu", "us", "ap"]
+            .iter()
+            .map(|c| replicas_on(f.member(c), &k, "web"))
+            .collect();
+        (got == [Some(4), Some(2), Some(0)]).then_some(())
+    })
+    .await;
+    let out = cli::ok(
+        &k,
+        fed,
+        &[
+            "rollout",
+            "status",
+            "deployment/web",
+            "-n",
+            "default",
+            "--timeout=60s",
+        ],
+    );
+    assert!(out.contains("successfully rolled out"), "{out}");
+    let fed_web = cli::get_json(&k, fed, &["get", "deployment", "web", "-n", "default"]);
+    assert_eq!(
+        fed_web["status"]["readyReplicas"], 6,
+        "{:#}",
+        fed_web["status"]
+    );
+    let p = cli::get_json(
+        &k,
+        fed,
+        &["get", "placement", "deployment-web", "-n", "default"],
+    );
+    assert_eq!(p["status"]["summary"]["clusters"], 3, "{p:#}");
+}
+
+/// Every member object carrying Skein's marker, as `kind/namespace/name`.
+fn managed_on(m: &Member, k: &Path, kinds: &str) -> Vec<String> {
+    let out = m.kubectl(
+        k,
+        &[
+            "get",
+            kinds,
+            "-A",
+            "-l",
+            "federation.skein.io/managed-by",
+            "-o",
+            "json",
+        ],
+    );
+    let list: Value = serde_json::from_str(&out).expect("kubectl -o json");
+    let mut names: Vec<String> = list["items"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .map(|o| {
+                    format!(
+                        "{}/{}/{}",
+                        o["kind"].as_str().unwrap_or(""),
+                        o["metadata"]["namespace"].as_str().unwrap_or(""),
+                        o["metadata"]["name"].as_str().unwrap_or("")
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// Scenario 11: SIGKILL of the federation during a fan-out of 200
+/// objects; after a restart every object converges and no member holds a
+/// stray or doubled copy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restart_during_fan_out() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (k, _) = kubectls();
+    let mut f = Federation::start(dir.path(), &k, &[], &REGIONS).await;
+    let objects: Vec<Value> = (0..200)
+        .map(|i| {
+            let mut cm = configmap(&format!("cm-{i:03}"), json!({}));
+            cm["metadata"]["namespace"] = json!("fan");
+            cm
+        })
+        .collect();
+    let mut all =
+        vec![json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "fan"}})];
+    all.extend(objects);
+    apply(&k, &f.fed, "fan", &all);
+    // Kill it while copies are being made.
+    eventually(
+        &f.fed,
+        Duration::from_secs(30),
+        "the fan-out under way",
+        || {
+            let n = managed_on(f.member("eu"), &k, "configmaps").len();
+            (n > 0).then_some(())
+        },
+    )
+    .await;
+    f.fed
+        .stop_with(nix::sys::signal::Signal::SIGKILL, Duration::from_secs(10))
+        .await;
+    // A few objects are deleted right after the restart, racing the resync.
+    f.fed = Server::start(
+        &dir.path().join("federation"),
+        &["--cluster-probe-period=1s"],
+    )
+    .await;
+    for i in 0..10 {
+        cli::ok(
+            &k,
+            &f.fed,
+            &[
+                "delete",
+                "configmap",
+                &format!("cm-{i:03}"),
+                "-n",
+                "fan",
+                "--wait=false",
+            ],
+        );
+    }
+    let want: Vec<String> = (10..200)
+        .map(|i| format!("ConfigMap/fan/cm-{i:03}"))
+        .collect();
+    for c in ["eu", "us", "ap"] {
+        eventually(
+            &f.fed,
+            Duration::from_secs(90),
+            &format!("exactly the 190 live objects on {c}"),
+            || {
+                let got: Vec<String> = managed_on(f.member(c), &k, "configmaps")
+                    .into_iter()
+                    .filter(|n| n.starts_with("ConfigMap/fan/"))
+                    .collect();
+                (got == want).then_some(())
+            },
+        )
+        .await;
+    }
+    // Every live object's Placement reports all three copies applied.
+    eventually(
+        &f.fed,
+        Duration::from_secs(60),
+        "all Placements synced",
+        || {
+            let list = cli::get_json(&k, &f.fed, &["get", "placements", "-n", "fan"]);
+            let items = list["items"].as_array()?.clone();
+            (items.len() == 190 && items.iter().all(|p| p["status"]["summary"]["synced"] == 3))
+                .then_some(())
+        },
+    )
+    .await;
+}

@@ -429,6 +429,13 @@ impl ClusterSyncer {
                     Ok(_) => {
                         self.remember(id, None);
                         shared.clear_copy_state(id, &self.name);
+                        if let Some(obj) = shared.object(id) {
+                            let message = format!(
+                                "left the copy on cluster {} without Skein's markers",
+                                self.name
+                            );
+                            super::record::emit(&shared.registry, &obj, "Orphaned", "Normal", &message).await;
+                        }
                         return Ok(());
                     }
                     Err(e) => Err(e),

@@ -30,7 +30,7 @@ pub fn placement_name(kind: &str, name: &str) -> String {
 
 /// Starts the recorders.
 pub fn spawn(shared: &Arc<Shared>) {
-    let memory = Arc::new(Mutex::new(HashMap::new()));
+    let memory = Arc::new(Memory::default());
     for _ in 0..RECORDERS {
         let (sh, m) = (shared.clone(), memory.clone());
         tokio::spawn(async move {
@@ -49,8 +49,34 @@ pub fn spawn(shared: &Arc<Shared>) {
     }
 }
 
-/// The last per-cluster state Events were emitted for.
-type Memory = Mutex<HashMap<(ObjId, String), (State, i64)>>;
+/// What Events were last emitted for: per-cluster states, and each
+/// object's decision (its [`decision_summary`]).
+#[derive(Default)]
+struct Memory {
+    states: Mutex<HashMap<(ObjId, String), (State, i64)>>,
+    decisions: Mutex<HashMap<ObjId, String>>,
+}
+
+/// The clusters of a `status.decision`, for people: `eu (4), us (2)` or
+/// `eu, us`; empty when none.
+fn decision_summary(decision: &Value) -> String {
+    decision
+        .get("clusters")
+        .and_then(Value::as_array)
+        .map(|cs| {
+            cs.iter()
+                .filter_map(|c| {
+                    let name = c.get("name")?.as_str()?;
+                    Some(match c.get("replicas").and_then(Value::as_i64) {
+                        Some(n) => format!("{name} ({n})"),
+                        None => name.to_owned(),
+                    })
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default()
+}
 
 fn opts() -> WriteOptions {
     WriteOptions {
@@ -175,6 +201,9 @@ async fn record(
         if let Some(agg) = agg {
             history_status(shared, &obj, &agg).await?;
         }
+    }
+    if let Some(d) = &plan.decision {
+        decision_event(shared, id, &obj, d, memory).await;
     }
     events(shared, id, &obj, &lines, generation, memory).await;
     if plan.releasing && holding == 0 && lines.is_empty() {
@@ -395,6 +424,36 @@ fn without_time(v: &Value) -> Value {
     v
 }
 
+/// `Scheduled` when an object first gets a decision, `Rescheduled` when
+/// its clusters or their replicas change. After a restart the memory is
+/// seeded from the Placement, so an unchanged decision says nothing.
+async fn decision_event(shared: &Shared, id: &ObjId, obj: &Value, decision: &Value, memory: &Memory) {
+    let now = decision_summary(decision);
+    let before = {
+        let mut m = memory.decisions.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let before = m.get(id).cloned().or_else(|| {
+            let kind = shared.kinds.get(id.kind)?;
+            let idx = usize::from(!kind.res.namespaced);
+            let p = shared.placements[idx].get(&crate::controllers::informer::ObjectKey::new(
+                id.key.namespace.clone(),
+                placement_name(kind.res.kind, &id.key.name),
+            ))?;
+            p.pointer("/status/decision").map(decision_summary)
+        });
+        m.insert(id.clone(), now.clone());
+        before
+    };
+    let (reason, message) = match before {
+        Some(b) if b == now => return,
+        Some(b) if now.is_empty() => ("Rescheduled", format!("no cluster is eligible any more (was {b})")),
+        Some(b) if b.is_empty() => ("Scheduled", format!("scheduled to clusters {now}")),
+        Some(b) => ("Rescheduled", format!("rescheduled to clusters {now} (was {b})")),
+        None if now.is_empty() => return,
+        None => ("Scheduled", format!("scheduled to clusters {now}")),
+    };
+    emit(&shared.registry, obj, reason, "Normal", &message).await;
+}
+
 /// Events on the federated object for each cluster's state change.
 async fn events(
     shared: &Shared,
@@ -407,11 +466,38 @@ async fn events(
     let mut due = Vec::new();
     {
         let mut m = memory
+            .states
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let placement = shared.kinds.get(id.kind).and_then(|kind| {
+            shared.placements[usize::from(!kind.res.namespaced)].get(
+                &crate::controllers::informer::ObjectKey::new(
+                    id.key.namespace.clone(),
+                    placement_name(kind.res.kind, &id.key.name),
+                ),
+            )
+        });
         for (cluster, l) in lines {
             let k = (id.clone(), cluster.clone());
-            let prev = m.get(&k).copied();
+            // After a restart, the Placement says what was reported.
+            let prev = m.get(&k).copied().or_else(|| {
+                let line = placement
+                    .as_ref()?
+                    .pointer("/status/clusters")?
+                    .as_array()?
+                    .iter()
+                    .find(|c| c.get("name").and_then(Value::as_str) == Some(cluster))?;
+                let state = match line.get("state")?.as_str()? {
+                    "Applied" => State::Applied,
+                    "Ready" => State::Ready,
+                    "Failed" => State::Failed,
+                    "Conflict" => State::Conflict,
+                    "Drifted" => State::Drifted,
+                    "Deleting" => State::Deleting,
+                    _ => State::Pending,
+                };
+                Some((state, line.get("appliedGeneration").and_then(Value::as_i64).unwrap_or(generation)))
+            });
             if prev == Some((l.state, generation))
                 || (prev.map(|p| p.0) == Some(State::Ready) && l.state == State::Applied)
             {
