@@ -59,6 +59,13 @@ pub struct JoinArgs {
 pub struct UnjoinArgs {
     /// The Cluster's name.
     pub name: String,
+    /// Leave the federation's copies on the member, without Skein's
+    /// markers, instead of deleting them.
+    #[arg(long)]
+    pub orphan: bool,
+    /// How long to wait for the copies to be removed (or orphaned).
+    #[arg(long, default_value = "120s", value_parser = parse_duration)]
+    pub timeout: std::time::Duration,
     /// The federation's kubeconfig (default: `$KUBECONFIG`, then
     /// `<data-dir>/admin.kubeconfig`).
     #[arg(long)]

@@ -75,9 +75,11 @@ fn controller_log(fed: &Server) -> String {
         .collect();
     let k = kubectl_binaries().first().expect("a kubectl").clone();
     let placements = cli::kubectl(&k, fed, &["get", "placements", "-A", "-o", "yaml"]);
+    let events = cli::kubectl(&k, fed, &["get", "events", "-A"]);
     format!(
-        "{}\n--- placements:\n{}",
+        "{}\n--- events:\n{}\n--- placements:\n{}",
         lines[lines.len().saturating_sub(30)..].join("\n"),
+        String::from_utf8_lossy(&events.stdout),
         String::from_utf8_lossy(&placements.stdout)
     )
 }
@@ -171,6 +173,24 @@ async fn weighted_split_and_status() {
         "{:#}",
         fed_web["status"]
     );
+    // kubectl describe shows the decision and each cluster's apply.
+    eventually(
+        fed,
+        Duration::from_secs(10),
+        "Scheduled and Applied events",
+        || {
+            let d = cli::ok(
+                &k_old,
+                fed,
+                &["describe", "deployment", "web", "-n", "default"],
+            );
+            (d.contains("Scheduled")
+                && d.contains("scheduled to clusters ap (0), eu (4), us (2)")
+                && d.contains("applied generation 1 to cluster eu"))
+            .then_some(())
+        },
+    )
+    .await;
     let table = eventually(
         fed,
         Duration::from_secs(20),
@@ -1043,4 +1063,63 @@ async fn restart_during_fan_out() {
         },
     )
     .await;
+}
+
+/// Unjoining a cluster deletes the federation's copies on it; `--orphan`
+/// leaves them without Skein's markers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unjoin_removes_or_orphans_copies() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (k, _) = kubectls();
+    let f = Federation::start(dir.path(), &k, &[], &[("eu", "eu"), ("us", "us")]).await;
+    let fed = &f.fed;
+    apply(&k, fed, "cfg", &[configmap("cfg", json!({}))]);
+    let cm = ["configmap", "cfg", "-n", "default"];
+    eventually(fed, Duration::from_secs(30), "cfg on eu and us", || {
+        let on: Vec<&str> = ["eu", "us"]
+            .into_iter()
+            .filter(|c| member_get(f.member(c), &k, &cm).is_some())
+            .collect();
+        (on.len() == 2).then_some(())
+    })
+    .await;
+    let kubeconfig = fed.kubeconfig().to_string_lossy().into_owned();
+    let unjoin = |args: &[&str]| {
+        let out = std::process::Command::new(skein_tests::skein_bin())
+            .args(args)
+            .args(["--federation-kubeconfig", &kubeconfig])
+            .env_remove("KUBECONFIG")
+            .output()
+            .expect("run skein unjoin");
+        assert!(
+            out.status.success(),
+            "skein {args:?}: {}\n{}\n--- federation:\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+            controller_log(fed)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let out = unjoin(&["unjoin", "us"]);
+    assert!(
+        out.contains("removing the federation's copies") && out.contains("cluster \"us\" deleted"),
+        "{out}"
+    );
+    assert!(
+        member_get(f.member("us"), &k, &cm).is_none(),
+        "the copy on us is deleted"
+    );
+    let out = unjoin(&["unjoin", "eu", "--orphan"]);
+    assert!(out.contains("orphaning"), "{out}");
+    let left = member_get(f.member("eu"), &k, &cm).expect("the orphaned copy stays on eu");
+    assert!(
+        left["metadata"]["labels"]
+            .get("federation.skein.io/managed-by")
+            .is_none(),
+        "{left:#}"
+    );
+    let clusters = cli::ok(&k, fed, &["get", "clusters", "-o", "name"]);
+    assert!(clusters.trim().is_empty(), "{clusters}");
+    // The federated object stays, placed nowhere.
+    cli::ok(&k, fed, &["get", "configmap", "cfg", "-n", "default"]);
 }

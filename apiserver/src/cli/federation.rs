@@ -132,7 +132,13 @@ impl Federation {
     ///
     /// Any other failure.
     pub async fn delete(&self, path: &str) -> Result<bool, Failure> {
-        match self.send(axum::http::Method::DELETE, path, None).await {
+        self.delete_with(path, None).await
+    }
+
+    /// DELETE `path` with a `DeleteOptions` body; `Ok(false)` when there
+    /// was nothing to delete.
+    pub async fn delete_with(&self, path: &str, options: Option<&Value>) -> Result<bool, Failure> {
+        match self.send(axum::http::Method::DELETE, path, options).await {
             Ok(_) => Ok(true),
             Err(f) if f.code == Some(404) => Ok(false),
             Err(f) => Err(f),

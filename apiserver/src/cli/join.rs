@@ -299,12 +299,36 @@ async fn remove(args: &UnjoinArgs) -> Result<(), String> {
     let Some(cluster) = fed.get(&cluster_path(name)).await.map_err(fed_error)? else {
         return Err(format!("cluster {name:?} not found"));
     };
+    let options = serde_json::json!({
+        "apiVersion": "v1", "kind": "DeleteOptions",
+        "propagationPolicy": if args.orphan { "Orphan" } else { "Background" },
+    });
     if !fed
-        .delete(&cluster_path(name))
+        .delete_with(&cluster_path(name), Some(&options))
         .await
         .map_err(|f| format!("cannot delete cluster {name:?}: {f}"))?
     {
         return Err(format!("cluster {name:?} not found"));
+    }
+    // The federation removes (or orphans) its copies on the member while
+    // the Cluster waits on its cleanup finalizer; its Secret is still
+    // needed until then.
+    println!(
+        "cluster {name:?} deleting: {} the federation's copies on it",
+        if args.orphan { "orphaning" } else { "removing" }
+    );
+    let deadline = std::time::Instant::now() + args.timeout;
+    loop {
+        match fed.get(&cluster_path(name)).await.map_err(fed_error)? {
+            None => break,
+            Some(_) if std::time::Instant::now() >= deadline => {
+                return Err(format!(
+                    "cluster {name:?} is still being removed after {}s: see `kubectl get placements -A`",
+                    args.timeout.as_secs()
+                ));
+            }
+            Some(_) => tokio::time::sleep(std::time::Duration::from_millis(250)).await,
+        }
     }
     println!("cluster {name:?} deleted");
     let reference = cluster.pointer("/spec/kubeconfigSecretRef");

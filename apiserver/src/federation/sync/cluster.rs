@@ -41,6 +41,9 @@ pub struct ClusterSyncer {
     queue: WorkQueue<ObjId>,
     namespaces: Mutex<HashSet<String>>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
+    /// How many resources' copies have been listed at least once.
+    listed: std::sync::atomic::AtomicUsize,
+    kinds: usize,
 }
 
 impl Drop for ClusterSyncer {
@@ -70,6 +73,8 @@ impl ClusterSyncer {
             queue: WorkQueue::new(),
             namespaces: Mutex::default(),
             tasks: Mutex::default(),
+            listed: std::sync::atomic::AtomicUsize::new(0),
+            kinds: shared.kinds.len(),
         });
         let mut tasks = Vec::new();
         for kind in 0..shared.kinds.len() {
@@ -97,6 +102,17 @@ impl ClusterSyncer {
         {
             t.abort();
         }
+    }
+
+    /// Whether the member holds no copy any more, as far as every
+    /// resource's list and watch tell (an unjoined cluster is released).
+    pub fn settled(&self) -> bool {
+        self.listed.load(std::sync::atomic::Ordering::Acquire) >= self.kinds
+            && self
+                .cache
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .is_empty()
     }
 
     /// Queues `id` for a sync.
@@ -147,6 +163,7 @@ async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>,
         return;
     };
     let mut failures = 0u32;
+    let mut counted = false;
     loop {
         let Some(s) = syncer.upgrade() else { return };
         let api = s.api.clone();
@@ -155,11 +172,20 @@ async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>,
         let (items, mut rv) = match listed {
             Ok(x) => x,
             Err(e) => {
+                // A member without the API holds no copy of it.
+                if e.code() == Some(404)
+                    && !counted
+                    && let Some(s) = syncer.upgrade()
+                {
+                    counted = true;
+                    s.listed.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+                }
                 // A member without the API (or unreachable): try again later.
                 failures = failures.saturating_add(1);
                 tracing::debug!(resource = res.plural, error = %e, "member list failed");
                 tokio::time::sleep(
-                    crate::controllers::queue::backoff(failures).clamp(Duration::from_secs(1), Duration::from_secs(5)),
+                    crate::controllers::queue::backoff(failures)
+                        .clamp(Duration::from_secs(1), Duration::from_secs(5)),
                 )
                 .await;
                 continue;
@@ -168,6 +194,10 @@ async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>,
         failures = 0;
         {
             let Some(s) = syncer.upgrade() else { return };
+            if !counted {
+                counted = true;
+                s.listed.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+            }
             let fresh: std::collections::HashMap<ObjId, Arc<Value>> = items
                 .into_iter()
                 .map(|o| {
@@ -392,7 +422,11 @@ impl ClusterSyncer {
                     // Drift left alone (Ignore) must not hold back the
                     // rest of the copy.
                     if let Err(e) = self.apply_around_drift(&res, copy, observed.as_ref()).await {
-                        shared.set_copy_state(id, &self.name, state(State::Failed, e.to_string(), None));
+                        shared.set_copy_state(
+                            id,
+                            &self.name,
+                            state(State::Failed, e.to_string(), None),
+                        );
                         return Err(Retry::Soon);
                     }
                     shared.set_copy_state(
@@ -434,7 +468,15 @@ impl ClusterSyncer {
                                 "left the copy on cluster {} without Skein's markers",
                                 self.name
                             );
-                            super::record::emit(&shared.registry, &obj, "Orphaned", "Normal", &message).await;
+                            super::record::emit(
+                                &shared.registry,
+                                &res,
+                                &obj,
+                                "Orphaned",
+                                "Normal",
+                                &message,
+                            )
+                            .await;
                         }
                         return Ok(());
                     }
@@ -501,7 +543,9 @@ impl ClusterSyncer {
         copy: &Value,
         observed: Option<&Value>,
     ) -> Result<(), CallError> {
-        let Some(observed) = observed else { return Ok(()) };
+        let Some(observed) = observed else {
+            return Ok(());
+        };
         let rest = plan::without_drift(copy, observed);
         if plan::contained(&rest, observed).is_ok() && !plan::skein_owns_more(&rest, observed) {
             return Ok(());

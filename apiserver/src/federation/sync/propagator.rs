@@ -36,6 +36,9 @@ use crate::registry::{ORPHAN_FINALIZER, Registry, Target, WriteOptions, object, 
 /// The field manager of the propagator's writes on the federation.
 pub const MANAGER: &str = "skein-syncer";
 
+/// How long an unjoined Cluster waits for its copies to be removed.
+const RELEASE_BOUND: time::Duration = time::Duration::minutes(2);
+
 /// How many objects are planned at once.
 const PLANNERS: usize = 2;
 
@@ -105,8 +108,11 @@ async fn run(registry: Registry, config: MemberConfig) {
     super::record::spawn(&shared);
     reconcile_syncers(&shared, &secrets).await;
     enqueue_all(&shared);
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     loop {
         tokio::select! {
+            _ = tick.tick() => release_clusters(&shared).await,
             n = cluster_notices.next() => match n {
                 Some(_) => {
                     reconcile_syncers(&shared, &secrets).await;
@@ -220,10 +226,19 @@ async fn reconcile_syncers(shared: &Arc<Shared>, secrets: &Informer) {
             .syncers
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // A Cluster being deleted keeps its syncer (and the client it
+        // already has) until its copies are removed.
+        let leaving: BTreeSet<String> = shared
+            .clusters
+            .list(|c| object::is_deleting(c))
+            .iter()
+            .map(|c| object::name(c).to_owned())
+            .collect();
         syncers.retain(|name, s| {
-            wanted
-                .get(name)
-                .is_some_and(|(f, _, _)| *f == s.fingerprint)
+            leaving.contains(name)
+                || wanted
+                    .get(name)
+                    .is_some_and(|(f, _, _)| *f == s.fingerprint)
         });
         wanted
             .into_iter()
@@ -238,7 +253,13 @@ async fn reconcile_syncers(shared: &Arc<Shared>, secrets: &Informer) {
                     .syncers
                     .write()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .insert(name, s);
+                    .insert(name.clone(), s);
+                // Unjoining waits until the copies are gone.
+                let res = shared.clusters.resource().clone();
+                let id = ObjectKey::new("", name.clone());
+                if let Err(e) = add_finalizer_at(shared, &res, &id).await {
+                    tracing::debug!(cluster = name, error = %e, "cannot mark the Cluster for cleanup");
+                }
             }
             Err(e) => tracing::debug!(cluster = name, error = %e, "no client for the cluster"),
         }
@@ -327,7 +348,7 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), crate::status::A
             policy: default_policy(),
             copies: holders
                 .iter()
-                .map(|c| (c.clone(), Desired::Absent))
+                .map(|c| (c.clone(), removal(shared, c, false)))
                 .collect(),
             decision: None,
             assigned: BTreeMap::new(),
@@ -357,7 +378,15 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), crate::status::A
         let copies = holders
             .iter()
             .map(|c| {
-                let d = if deleting {
+                // A cluster that leaves keeps the Namespace (and whatever
+                // else its own users put there), without Skein's markers.
+                let leaving = shared
+                    .clusters
+                    .get(&ObjectKey::new("", c.as_str()))
+                    .is_none_or(|k| object::is_deleting(&k));
+                let d = if leaving {
+                    Desired::Orphaned
+                } else if deleting {
                     Desired::Absent
                 } else {
                     render_for(&obj, c, None, None, &placement)
@@ -383,16 +412,14 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), crate::status::A
             && object::finalizers(&obj)
                 .iter()
                 .any(|f| f == ORPHAN_FINALIZER);
-        let d = if orphan {
-            Desired::Orphaned
-        } else {
-            Desired::Absent
-        };
         let plan = Plan {
             uid,
             generation,
             policy,
-            copies: holders.iter().map(|c| (c.clone(), d.clone())).collect(),
+            copies: holders
+                .iter()
+                .map(|c| (c.clone(), removal(shared, c, orphan)))
+                .collect(),
             decision: None,
             assigned: BTreeMap::new(),
             releasing: true,
@@ -478,7 +505,8 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), crate::status::A
         );
     }
     for c in holders {
-        copies.entry(c).or_insert(Desired::Absent);
+        let d = removal(shared, &c, false);
+        copies.entry(c).or_insert(d);
     }
     let decision_json =
         scheduler::record::decision_status(&decision, scheduling, &object::now_rfc3339());
@@ -491,7 +519,9 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), crate::status::A
     if let Some(end) = grace_end {
         let wait = (end - now).max(time::Duration::ZERO);
         let millis = u64::try_from(wait.whole_milliseconds()).unwrap_or(0);
-        shared.objects.add_after(id.clone(), Duration::from_millis(millis + 100));
+        shared
+            .objects
+            .add_after(id.clone(), Duration::from_millis(millis + 100));
     }
     let plan = Plan {
         uid,
@@ -552,28 +582,96 @@ async fn add_finalizer(
     res: &crate::registry::ResourceInfo,
     id: &ObjId,
 ) -> Result<(), crate::status::ApiError> {
+    add_finalizer_at(shared, res, &id.key).await
+}
+
+/// Removes the cleanup finalizer of Clusters being deleted whose copies
+/// are gone (or that have no syncer to remove them).
+async fn release_clusters(shared: &Shared) {
+    let res = shared.clusters.resource().clone();
+    let leaving = shared.clusters.list(|c| {
+        object::is_deleting(c)
+            && object::finalizers(c)
+                .iter()
+                .any(|f| f == super::CLEANUP_FINALIZER)
+    });
+    for c in leaving {
+        let name = object::name(&c);
+        // A member that cannot be reached keeps its copies: the Cluster
+        // goes anyway (after a bound, if it stopped answering meanwhile).
+        let reachable = ClusterSnapshot::from_cluster(&c).ready;
+        let overdue = object::meta_str(&c, "deletionTimestamp")
+            .and_then(|t| {
+                time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok()
+            })
+            .is_some_and(|t| time::OffsetDateTime::now_utc() - t > RELEASE_BOUND);
+        if reachable && !overdue && shared.syncer(name).is_some_and(|s| !s.settled()) {
+            continue;
+        }
+        if !reachable || overdue {
+            tracing::warn!(
+                cluster = name,
+                "unjoined cluster released with its copies left in place (not reachable)"
+            );
+        }
+        let opts = WriteOptions {
+            field_manager: MANAGER.into(),
+            ..WriteOptions::default()
+        };
+        let done = shared
+            .registry
+            .update_with(&res, "", name, Target::Main, &opts, |cur| {
+                let mut next = cur.clone();
+                let f: Vec<String> = object::finalizers(cur)
+                    .into_iter()
+                    .filter(|f| f != super::CLEANUP_FINALIZER)
+                    .collect();
+                object::set_finalizers(&mut next, &f);
+                Ok(next)
+            })
+            .await;
+        if let Err(e) = done {
+            tracing::debug!(cluster = name, error = %e, "cannot release the Cluster");
+        }
+    }
+}
+
+/// What a cluster that should no longer hold a copy gets: Orphaned when
+/// the object or the Cluster is deleted with `propagationPolicy=Orphan`.
+fn removal(shared: &Shared, cluster: &str, orphan_object: bool) -> Desired {
+    let orphan_cluster = shared
+        .clusters
+        .get(&ObjectKey::new("", cluster))
+        .is_some_and(|c| {
+            object::is_deleting(&c) && object::finalizers(&c).iter().any(|f| f == ORPHAN_FINALIZER)
+        });
+    if orphan_object || orphan_cluster {
+        Desired::Orphaned
+    } else {
+        Desired::Absent
+    }
+}
+
+async fn add_finalizer_at(
+    shared: &Shared,
+    res: &crate::registry::ResourceInfo,
+    key: &ObjectKey,
+) -> Result<(), crate::status::ApiError> {
     let opts = WriteOptions {
         field_manager: MANAGER.into(),
         ..WriteOptions::default()
     };
     shared
         .registry
-        .update_with(
-            res,
-            &id.key.namespace,
-            &id.key.name,
-            Target::Main,
-            &opts,
-            |cur| {
-                let mut next = cur.clone();
-                let mut f = object::finalizers(cur);
-                if !f.iter().any(|x| x == super::CLEANUP_FINALIZER) && !object::is_deleting(cur) {
-                    f.push(super::CLEANUP_FINALIZER.to_owned());
-                    object::set_finalizers(&mut next, &f);
-                }
-                Ok(next)
-            },
-        )
+        .update_with(res, &key.namespace, &key.name, Target::Main, &opts, |cur| {
+            let mut next = cur.clone();
+            let mut f = object::finalizers(cur);
+            if !f.iter().any(|x| x == super::CLEANUP_FINALIZER) && !object::is_deleting(cur) {
+                f.push(super::CLEANUP_FINALIZER.to_owned());
+                object::set_finalizers(&mut next, &f);
+            }
+            Ok(next)
+        })
         .await
         .map(|_| ())
         .or_else(|e| {

@@ -159,6 +159,11 @@ async fn record(
         }
     }
     let res = kind.res.clone();
+    // Before the Placement is written: after a restart, what it holds is
+    // what was already announced.
+    if let Some(d) = &plan.decision {
+        decision_event(shared, id, &obj, d, memory).await;
+    }
     // A federation without members keeps no Placements (nothing to say).
     let has_clusters = !shared.clusters.list(|_| true).is_empty();
     if (plan.decision.is_some() && has_clusters) || !lines.is_empty() {
@@ -198,12 +203,11 @@ async fn record(
     }
     if res.group == "apps" && res.kind == "Deployment" && plan.decision.is_some() {
         let agg = status::aggregate(&obj, &member_copies);
-        if let Some(agg) = agg {
-            history_status(shared, &obj, &agg).await?;
+        if let Some(agg) = agg
+            && let Err(e) = history_status(shared, &obj, &agg).await
+        {
+            tracing::warn!(object = %id.key, error = %e, "updating the current ReplicaSet's status failed");
         }
-    }
-    if let Some(d) = &plan.decision {
-        decision_event(shared, id, &obj, d, memory).await;
     }
     events(shared, id, &obj, &lines, generation, memory).await;
     if plan.releasing && holding == 0 && lines.is_empty() {
@@ -427,10 +431,19 @@ fn without_time(v: &Value) -> Value {
 /// `Scheduled` when an object first gets a decision, `Rescheduled` when
 /// its clusters or their replicas change. After a restart the memory is
 /// seeded from the Placement, so an unchanged decision says nothing.
-async fn decision_event(shared: &Shared, id: &ObjId, obj: &Value, decision: &Value, memory: &Memory) {
+async fn decision_event(
+    shared: &Shared,
+    id: &ObjId,
+    obj: &Value,
+    decision: &Value,
+    memory: &Memory,
+) {
     let now = decision_summary(decision);
     let before = {
-        let mut m = memory.decisions.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut m = memory
+            .decisions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let before = m.get(id).cloned().or_else(|| {
             let kind = shared.kinds.get(id.kind)?;
             let idx = usize::from(!kind.res.namespaced);
@@ -445,13 +458,21 @@ async fn decision_event(shared: &Shared, id: &ObjId, obj: &Value, decision: &Val
     };
     let (reason, message) = match before {
         Some(b) if b == now => return,
-        Some(b) if now.is_empty() => ("Rescheduled", format!("no cluster is eligible any more (was {b})")),
+        Some(b) if now.is_empty() => (
+            "Rescheduled",
+            format!("no cluster is eligible any more (was {b})"),
+        ),
         Some(b) if b.is_empty() => ("Scheduled", format!("scheduled to clusters {now}")),
-        Some(b) => ("Rescheduled", format!("rescheduled to clusters {now} (was {b})")),
+        Some(b) => (
+            "Rescheduled",
+            format!("rescheduled to clusters {now} (was {b})"),
+        ),
         None if now.is_empty() => return,
         None => ("Scheduled", format!("scheduled to clusters {now}")),
     };
-    emit(&shared.registry, obj, reason, "Normal", &message).await;
+    if let Some(kind) = shared.kinds.get(id.kind) {
+        emit(&shared.registry, &kind.res, obj, reason, "Normal", &message).await;
+    }
 }
 
 /// Events on the federated object for each cluster's state change.
@@ -496,31 +517,35 @@ async fn events(
                     "Deleting" => State::Deleting,
                     _ => State::Pending,
                 };
-                Some((state, line.get("appliedGeneration").and_then(Value::as_i64).unwrap_or(generation)))
+                Some((
+                    state,
+                    line.get("appliedGeneration")
+                        .and_then(Value::as_i64)
+                        .unwrap_or(generation),
+                ))
             });
-            if prev == Some((l.state, generation))
-                || (prev.map(|p| p.0) == Some(State::Ready) && l.state == State::Applied)
-            {
-                continue;
-            }
             m.insert(k, (l.state, generation));
+            let was_applied = prev.is_some_and(|(st, g)| {
+                matches!(st, State::Applied | State::Ready) && g == generation
+            });
+            let same = prev.map(|p| p.0) == Some(l.state);
             let (reason, kind, text) = match l.state {
-                State::Applied if prev.map(|p| p.0) != Some(State::Applied) => (
+                State::Applied | State::Ready if !was_applied => (
                     "Applied",
                     "Normal",
                     format!("applied generation {generation} to cluster {cluster}"),
                 ),
-                State::Failed => (
+                State::Failed if !same => (
                     "Failed",
                     "Warning",
                     format!("cluster {cluster}: {}", l.message),
                 ),
-                State::Conflict => (
+                State::Conflict if !same => (
                     "Conflict",
                     "Warning",
                     format!("cluster {cluster}: {}", l.message),
                 ),
-                State::Drifted => (
+                State::Drifted if !same => (
                     "Drifted",
                     "Warning",
                     format!("cluster {cluster}: {}", l.message),
@@ -531,7 +556,9 @@ async fn events(
         }
     }
     for (reason, kind, text) in due {
-        emit(&shared.registry, obj, reason, kind, &text).await;
+        if let Some(k) = shared.kinds.get(id.kind) {
+            emit(&shared.registry, &k.res, obj, reason, kind, &text).await;
+        }
     }
 }
 
@@ -539,18 +566,32 @@ async fn events(
 /// template (kept by [`crate::federation::history`]): the members' counts
 /// of updated replicas, as a cluster's own ReplicaSet would show them, so
 /// clients that read the new ReplicaSet (Helm 3's `--wait`) see the truth.
-async fn history_status(shared: &Shared, deployment: &Value, agg: &Value) -> Result<(), crate::status::ApiError> {
-    let Some(kind) = shared.kind_of("apps", "replicasets") else { return Ok(()) };
-    let Some(k) = shared.kinds.get(kind) else { return Ok(()) };
+async fn history_status(
+    shared: &Shared,
+    deployment: &Value,
+    agg: &Value,
+) -> Result<(), crate::status::ApiError> {
+    let Some(kind) = shared.kind_of("apps", "replicasets") else {
+        return Ok(());
+    };
+    let Some(k) = shared.kinds.get(kind) else {
+        return Ok(());
+    };
     let revision = deployment
         .pointer("/metadata/annotations/deployment.kubernetes.io~1revision")
         .and_then(Value::as_str);
-    let Some(revision) = revision else { return Ok(()) };
+    let Some(revision) = revision else {
+        return Ok(());
+    };
     let uid = object::uid(deployment);
     let ns = object::namespace(deployment);
     let current = k.informer.list_namespace(ns).into_iter().find(|rs| {
-        rs.pointer("/metadata/annotations/deployment.kubernetes.io~1revision").and_then(Value::as_str) == Some(revision)
-            && object::owner_refs(rs).iter().any(|r| r.get("uid").and_then(Value::as_str) == Some(uid))
+        rs.pointer("/metadata/annotations/deployment.kubernetes.io~1revision")
+            .and_then(Value::as_str)
+            == Some(revision)
+            && object::owner_refs(rs)
+                .iter()
+                .any(|r| r.get("uid").and_then(Value::as_str) == Some(uid))
     });
     let Some(rs) = current else { return Ok(()) };
     let count = |f: &str| agg.get(f).and_then(Value::as_i64).unwrap_or(0);
@@ -568,20 +609,40 @@ async fn history_status(shared: &Shared, deployment: &Value, agg: &Value) -> Res
     let res = k.res.clone();
     shared
         .registry
-        .update_with(&res, ns, object::name(&rs), Target::Status, &opts(), |cur| {
-            let mut next = cur.clone();
-            if let Some(m) = next.as_object_mut() {
-                m.insert("status".into(), want.clone());
-            }
-            Ok(next)
-        })
+        .update_with(
+            &res,
+            ns,
+            object::name(&rs),
+            Target::Status,
+            &opts(),
+            |cur| {
+                let mut next = cur.clone();
+                if let Some(m) = next.as_object_mut() {
+                    m.insert("status".into(), want.clone());
+                }
+                Ok(next)
+            },
+        )
         .await
         .map(|_| ())
-        .or_else(|e| if e.code().as_u16() == 404 { Ok(()) } else { Err(e) })
+        .or_else(|e| {
+            if e.code().as_u16() == 404 {
+                Ok(())
+            } else {
+                Err(e)
+            }
+        })
 }
 
 /// Records one core/v1 Event about the federated object.
-pub async fn emit(registry: &Registry, obj: &Value, reason: &str, kind: &str, message: &str) {
+pub async fn emit(
+    registry: &Registry,
+    res: &ResourceInfo,
+    obj: &Value,
+    reason: &str,
+    kind: &str,
+    message: &str,
+) {
     let Some(events) = resource::find("", "v1", "events") else {
         return;
     };
@@ -598,7 +659,7 @@ pub async fn emit(registry: &Registry, obj: &Value, reason: &str, kind: &str, me
         "apiVersion": "v1", "kind": "Event",
         "metadata": {"name": format!("{}.{unique:x}", object::name(obj)), "namespace": ns},
         "involvedObject": {
-            "apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
+            "apiVersion": res.api_version, "kind": res.kind,
             "name": object::name(obj), "namespace": object::namespace(obj),
             "uid": object::uid(obj),
         },
@@ -608,21 +669,41 @@ pub async fn emit(registry: &Registry, obj: &Value, reason: &str, kind: &str, me
         "reportingComponent": "skein-syncer", "reportingInstance": "",
     });
     if let Err(e) = registry.create(&events, ns, event, &opts()).await {
-        tracing::debug!(error = %e, "recording an event failed");
+        tracing::warn!(error = %e, "recording an event failed");
     }
 }
 
 /// Deletes the object's Placement (it stays on the federation, or it is
 /// being deleted and its copies are gone or orphaned).
-async fn delete_placement(shared: &Shared, res: &ResourceInfo, obj: &Value) -> Result<(), crate::status::ApiError> {
-    let (plural, idx) = if res.namespaced { ("placements", 0) } else { ("clusterplacements", 1) };
+async fn delete_placement(
+    shared: &Shared,
+    res: &ResourceInfo,
+    obj: &Value,
+) -> Result<(), crate::status::ApiError> {
+    let (plural, idx) = if res.namespaced {
+        ("placements", 0)
+    } else {
+        ("clusterplacements", 1)
+    };
     let ns = object::namespace(obj);
     let name = placement_name(res.kind, object::name(obj));
-    if shared.placements[idx].get(&crate::controllers::informer::ObjectKey::new(ns, name.clone())).is_none() {
+    if shared.placements[idx]
+        .get(&crate::controllers::informer::ObjectKey::new(
+            ns,
+            name.clone(),
+        ))
+        .is_none()
+    {
         return Ok(());
     }
-    let Some(pres) = resource::find("federation.skein.io", "v1alpha1", plural) else { return Ok(()) };
-    match shared.registry.delete(&pres, ns, &name, &crate::registry::DeleteOptions::default()).await {
+    let Some(pres) = resource::find("federation.skein.io", "v1alpha1", plural) else {
+        return Ok(());
+    };
+    match shared
+        .registry
+        .delete(&pres, ns, &name, &crate::registry::DeleteOptions::default())
+        .await
+    {
         Ok(_) => Ok(()),
         Err(e) if e.code().as_u16() == 404 => Ok(()),
         Err(e) => Err(e),
