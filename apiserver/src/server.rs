@@ -20,7 +20,11 @@ pub fn init_logging() {
     // member controllers report those themselves (conditions, Placements),
     // so it is quiet unless RUST_LOG names it.
     let spec = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into());
-    let spec = if spec.contains("kube_client") { spec } else { format!("{spec},kube_client=off") };
+    let spec = if spec.contains("kube_client") {
+        spec
+    } else {
+        format!("{spec},kube_client=off")
+    };
     let filter = tracing_subscriber::EnvFilter::try_new(&spec)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,kube_client=off"));
     tracing_subscriber::fmt()

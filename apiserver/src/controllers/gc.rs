@@ -291,7 +291,14 @@ async fn handle_deleting_owner(registry: &Registry, graph: &Graph, uid: &str, no
         match r {
             // The federation's syncer reads the orphan finalizer to orphan
             // member copies too: it stays until the syncer is done.
-            Ok(()) if node.finalizers.iter().any(|f| ORPHAN_WAITS_FOR.contains(&f.as_str())) => Ok(()),
+            Ok(())
+                if node
+                    .finalizers
+                    .iter()
+                    .any(|f| ORPHAN_WAITS_FOR.contains(&f.as_str())) =>
+            {
+                Ok(())
+            }
             Ok(()) => remove_finalizer(registry, node, ORPHAN_FINALIZER).await,
             Err(e) => Err(e),
         }

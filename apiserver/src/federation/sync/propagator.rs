@@ -194,9 +194,12 @@ fn enqueue_all(shared: &Shared) {
     }
 }
 
+/// A Cluster's syncer fingerprint, kubeconfig context and kubeconfig text.
+type Credentials = (String, Option<String>, String);
+
 /// Starts, restarts and stops cluster syncers to match the Clusters.
 async fn reconcile_syncers(shared: &Arc<Shared>, secrets: &Informer) {
-    let mut wanted: BTreeMap<String, (String, Option<String>, String)> = BTreeMap::new();
+    let mut wanted: BTreeMap<String, Credentials> = BTreeMap::new();
     for c in shared.clusters.list(|c| !object::is_deleting(c)) {
         let Some((ns, name, key)) = secret_ref(&c) else {
             continue;
@@ -221,7 +224,7 @@ async fn reconcile_syncers(shared: &Arc<Shared>, secrets: &Informer) {
         );
         wanted.insert(object::name(&c).to_owned(), (fingerprint, context, text));
     }
-    let missing: Vec<(String, (String, Option<String>, String))> = {
+    let missing: Vec<(String, Credentials)> = {
         let mut syncers = shared
             .syncers
             .write()
@@ -230,7 +233,7 @@ async fn reconcile_syncers(shared: &Arc<Shared>, secrets: &Informer) {
         // already has) until its copies are removed.
         let leaving: BTreeSet<String> = shared
             .clusters
-            .list(|c| object::is_deleting(c))
+            .list(object::is_deleting)
             .iter()
             .map(|c| object::name(c).to_owned())
             .collect();
@@ -354,7 +357,8 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), crate::status::A
             assigned: BTreeMap::new(),
             releasing: true,
         };
-        return Ok(dispatch(shared, id, plan));
+        dispatch(shared, id, plan);
+        return Ok(());
     };
     let res = &kind.res;
     let generation = obj
@@ -403,7 +407,8 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), crate::status::A
             assigned: BTreeMap::new(),
             releasing: false,
         };
-        return Ok(dispatch(shared, id, plan));
+        dispatch(shared, id, plan);
+        return Ok(());
     }
     let stays = kinds::stays_on_federation(res.group, res.plural, &obj).is_some()
         || placement.control_plane_only == Some(true);
@@ -424,7 +429,8 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), crate::status::A
             assigned: BTreeMap::new(),
             releasing: true,
         };
-        return Ok(dispatch(shared, id, plan));
+        dispatch(shared, id, plan);
+        return Ok(());
     }
     let previous = previous_decision(shared, id, res.namespaced);
     let divided = kinds::divided(res.group, res.kind);
