@@ -361,6 +361,74 @@ async fn overrides_selectors_and_deletion() {
         "{p:#}"
     );
 
+    // control-plane-only stays on the federation; retain-replicas leaves
+    // spec.replicas to each member (its own HPA or a person).
+    let mut keep = deployment(
+        "keep",
+        2,
+        "nginx:1.25",
+        json!({"skein.io/retain-replicas": "true"}),
+    );
+    keep["metadata"]["labels"] = json!({"app": "keep"});
+    apply(
+        &k,
+        fed,
+        "local",
+        &[
+            configmap("local", json!({"skein.io/control-plane-only": "true"})),
+            keep,
+        ],
+    );
+    let keep_ref = ["deployment", "keep", "-n", "default"];
+    eventually(fed, Duration::from_secs(30), "keep on every member", || {
+        (holders(&f, &k, &keep_ref).len() == 3).then_some(())
+    })
+    .await;
+    assert!(
+        holders(&f, &k, &["configmap", "local", "-n", "default"]).is_empty(),
+        "control-plane-only was propagated"
+    );
+    let copy = member_get(f.member("eu"), &k, &keep_ref).expect("keep on eu");
+    let managed = copy["metadata"]["managedFields"].to_string();
+    assert!(
+        !managed.contains("f:replicas"),
+        "skein manages replicas: {managed}"
+    );
+    f.member("eu").kubectl(
+        &k,
+        &[
+            "scale",
+            "deployment",
+            "keep",
+            "-n",
+            "default",
+            "--replicas=5",
+        ],
+    );
+    cli::ok(
+        &k,
+        fed,
+        &[
+            "label",
+            "deployment",
+            "keep",
+            "-n",
+            "default",
+            "touched=yes",
+        ],
+    );
+    eventually(
+        fed,
+        Duration::from_secs(20),
+        "the label reaches eu, its replicas stay 5",
+        || {
+            let c = member_get(f.member("eu"), &k, &keep_ref)?;
+            (c["metadata"]["labels"]["touched"] == "yes").then_some(())
+        },
+    )
+    .await;
+    assert_eq!(replicas_on(f.member("eu"), &k, "keep"), Some(5));
+
     // An unknown cluster name is no error: it shows as excluded.
     apply(
         &k,

@@ -108,15 +108,37 @@ async fn run(registry: Registry, config: MemberConfig) {
     super::record::spawn(&shared);
     reconcile_syncers(&shared, &secrets).await;
     enqueue_all(&shared);
+    let mut fingerprints: BTreeMap<String, String> = shared
+        .clusters
+        .list(|_| true)
+        .iter()
+        .map(|c| (object::name(c).to_owned(), scheduling_fingerprint(c)))
+        .collect();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     loop {
         tokio::select! {
             _ = tick.tick() => release_clusters(&shared).await,
             n = cluster_notices.next() => match n {
-                Some(_) => {
+                Some(n) => {
                     reconcile_syncers(&shared, &secrets).await;
-                    enqueue_all(&shared);
+                    // Probes rewrite a Cluster's status every period: only
+                    // what the scheduler reads re-plans every object.
+                    let changed = match &n {
+                        Notice::Applied(c) => {
+                            let name = object::name(c).to_owned();
+                            let print = scheduling_fingerprint(c);
+                            fingerprints.insert(name, print.clone()) != Some(print)
+                        }
+                        Notice::Deleted(c) => {
+                            fingerprints.remove(object::name(c));
+                            true
+                        }
+                        Notice::Resync => true,
+                    };
+                    if changed {
+                        enqueue_all(&shared);
+                    }
                 }
                 None => return,
             },
@@ -126,6 +148,37 @@ async fn run(registry: Registry, config: MemberConfig) {
             },
         }
     }
+}
+
+/// What of a Cluster the scheduler and the syncers read (labels, taints,
+/// readiness and its transition time, served resources, deletion and
+/// finalizers, the kubeconfig reference), so a probe's status write that
+/// changes none of it re-plans nothing. Available capacity is read at each
+/// object's next plan but does not by itself re-plan everything.
+fn scheduling_fingerprint(cluster: &Value) -> String {
+    let ready = cluster
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|cs| {
+            cs.iter()
+                .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))
+        })
+        .map(|c| {
+            (
+                c.get("status").cloned(),
+                c.get("lastTransitionTime").cloned(),
+            )
+        });
+    serde_json::json!([
+        cluster.pointer("/metadata/uid"),
+        cluster.pointer("/metadata/labels"),
+        cluster.pointer("/metadata/deletionTimestamp"),
+        cluster.pointer("/metadata/finalizers"),
+        cluster.get("spec"),
+        ready,
+        cluster.pointer("/status/servedResources"),
+    ])
+    .to_string()
 }
 
 /// Queues every object of one kind as it changes; a Namespace's change
