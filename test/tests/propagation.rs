@@ -111,14 +111,41 @@ async fn weighted_split_and_status() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (k, k_old) = kubectls();
     let f = Federation::start(dir.path(), &k, &[], &REGIONS).await;
-    let fed = &f.fed;
+    weighted_split(&f, &k, &k_old).await;
+}
+
+/// Scenario 1's steps on a started federation.
+async fn weighted_split(f: &Federation, k: &Path, k_old: &Path) {
+    let (k, k_old) = (k.to_path_buf(), k_old.to_path_buf());
     let prefs = r#"{"clusters":{"eu":{"weight":2},"us":{"weight":1},"ap":{"weight":0}}}"#;
+    // The dry run shows the decision first and stores nothing.
     let web = deployment(
         "web",
         6,
         "nginx:1.25",
         json!({"skein.io/replica-preferences": prefs}),
     );
+    let path = f.fed.data_dir.join("web-dry.json");
+    fs::write(&path, web.to_string()).expect("write a manifest");
+    let dry = cli::get_json(
+        &k,
+        &f.fed,
+        &["create", "--dry-run=server", "-f", &path.to_string_lossy()],
+    );
+    let decision: Value = serde_json::from_str(
+        dry["metadata"]["annotations"]["federation.skein.io/decision"]
+            .as_str()
+            .unwrap_or("null"),
+    )
+    .expect("the decision annotation is JSON");
+    assert_eq!(
+        decision["clusters"],
+        json!({"ap": 0, "eu": 4, "us": 2}),
+        "{decision:#}"
+    );
+    let fed = &f.fed;
+    let stored = cli::kubectl(&k, fed, &["get", "deployment", "web", "-n", "default"]);
+    assert!(!stored.status.success(), "the dry run stored nothing");
     apply(&k, fed, "web", &[web]);
     let split = eventually(
         fed,
@@ -964,52 +991,7 @@ async fn weighted_split_on_etcd() {
         &REGIONS,
     )
     .await;
-    let fed = &f.fed;
-    let prefs = r#"{"clusters":{"eu":{"weight":2},"us":{"weight":1},"ap":{"weight":0}}}"#;
-    apply(
-        &k,
-        fed,
-        "web",
-        &[deployment(
-            "web",
-            6,
-            "nginx:1.25",
-            json!({"skein.io/replica-preferences": prefs}),
-        )],
-    );
-    eventually(fed, Duration::from_secs(30), "4/2/0 on etcd", || {
-        let got: Vec<Option<i64>> = ["eu", "us", "ap"]
-            .iter()
-            .map(|c| replicas_on(f.member(c), &k, "web"))
-            .collect();
-        (got == [Some(4), Some(2), Some(0)]).then_some(())
-    })
-    .await;
-    let out = cli::ok(
-        &k,
-        fed,
-        &[
-            "rollout",
-            "status",
-            "deployment/web",
-            "-n",
-            "default",
-            "--timeout=60s",
-        ],
-    );
-    assert!(out.contains("successfully rolled out"), "{out}");
-    let fed_web = cli::get_json(&k, fed, &["get", "deployment", "web", "-n", "default"]);
-    assert_eq!(
-        fed_web["status"]["readyReplicas"], 6,
-        "{:#}",
-        fed_web["status"]
-    );
-    let p = cli::get_json(
-        &k,
-        fed,
-        &["get", "placement", "deployment-web", "-n", "default"],
-    );
-    assert_eq!(p["status"]["summary"]["clusters"], 3, "{p:#}");
+    weighted_split(&f, &k, &k).await;
 }
 
 /// Every member object carrying Skein's marker, as `kind/namespace/name`.

@@ -15,6 +15,7 @@ pub mod propagator;
 pub mod record;
 pub mod render;
 pub mod shared;
+pub mod writes;
 
 /// The field manager of every write the syncer makes on a member.
 pub const FIELD_MANAGER: &str = "skein";

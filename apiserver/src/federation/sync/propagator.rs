@@ -31,10 +31,10 @@ use crate::controllers::queue::WorkQueue;
 use crate::federation::members::credentials;
 use crate::federation::members::worker::secret_ref;
 use crate::federation::scheduler::{self, ClusterSnapshot, ScheduleInput};
-use crate::registry::{ORPHAN_FINALIZER, Registry, Target, WriteOptions, object, resource};
+use crate::registry::{ORPHAN_FINALIZER, Registry, object, resource};
 
 /// The field manager of the propagator's writes on the federation.
-pub const MANAGER: &str = "skein-syncer";
+pub use super::writes::MANAGER;
 
 /// How long an unjoined Cluster waits for its copies to be removed.
 const RELEASE_BOUND: time::Duration = time::Duration::minutes(2);
@@ -673,22 +673,7 @@ async fn release_clusters(shared: &Shared) {
                 "unjoined cluster released with its copies left in place (not reachable)"
             );
         }
-        let opts = WriteOptions {
-            field_manager: MANAGER.into(),
-            ..WriteOptions::default()
-        };
-        let done = shared
-            .registry
-            .update_with(&res, "", name, Target::Main, &opts, |cur| {
-                let mut next = cur.clone();
-                let f: Vec<String> = object::finalizers(cur)
-                    .into_iter()
-                    .filter(|f| f != super::CLEANUP_FINALIZER)
-                    .collect();
-                object::set_finalizers(&mut next, &f);
-                Ok(next)
-            })
-            .await;
+        let done = super::writes::set_finalizer(&shared.registry, &res, "", name, false).await;
         if let Err(e) = done {
             tracing::debug!(cluster = name, error = %e, "cannot release the Cluster");
         }
@@ -716,28 +701,5 @@ async fn add_finalizer_at(
     res: &crate::registry::ResourceInfo,
     key: &ObjectKey,
 ) -> Result<(), crate::status::ApiError> {
-    let opts = WriteOptions {
-        field_manager: MANAGER.into(),
-        ..WriteOptions::default()
-    };
-    shared
-        .registry
-        .update_with(res, &key.namespace, &key.name, Target::Main, &opts, |cur| {
-            let mut next = cur.clone();
-            let mut f = object::finalizers(cur);
-            if !f.iter().any(|x| x == super::CLEANUP_FINALIZER) && !object::is_deleting(cur) {
-                f.push(super::CLEANUP_FINALIZER.to_owned());
-                object::set_finalizers(&mut next, &f);
-            }
-            Ok(next)
-        })
-        .await
-        .map(|_| ())
-        .or_else(|e| {
-            if e.code().as_u16() == 404 {
-                Ok(())
-            } else {
-                Err(e)
-            }
-        })
+    super::writes::set_finalizer(&shared.registry, res, &key.namespace, &key.name, true).await
 }

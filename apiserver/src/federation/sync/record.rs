@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 
 use super::shared::{Desired, ObjId, Shared, State};
 use crate::federation::status::{self, MemberCopy};
-use crate::registry::{Registry, ResourceInfo, Target, WriteOptions, object, resource};
+use crate::registry::{Registry, ResourceInfo, WriteOptions, object, resource};
 
 /// How many objects are recorded at once.
 const RECORDERS: usize = 2;
@@ -79,10 +79,7 @@ fn decision_summary(decision: &Value) -> String {
 }
 
 fn opts() -> WriteOptions {
-    WriteOptions {
-        field_manager: super::propagator::MANAGER.into(),
-        ..WriteOptions::default()
-    }
+    super::writes::options()
 }
 
 /// One cluster's line in the Placement.
@@ -183,22 +180,7 @@ async fn record(
         && res.status
     {
         let ns = object::namespace(&obj).to_owned();
-        shared
-            .registry
-            .update_with(
-                &res,
-                &ns,
-                object::name(&obj),
-                Target::Status,
-                &opts(),
-                |cur| {
-                    let mut next = cur.clone();
-                    if let Some(m) = next.as_object_mut() {
-                        m.insert("status".into(), new_status.clone());
-                    }
-                    Ok(next)
-                },
-            )
+        super::writes::set_status(&shared.registry, &res, &ns, object::name(&obj), &new_status)
             .await?;
     }
     if res.group == "apps" && res.kind == "Deployment" && plan.decision.is_some() {
@@ -281,17 +263,7 @@ async fn write_placement(
             Err(e) => return Err(e),
         }
     }
-    shared
-        .registry
-        .update_with(&pres, &ns, &name, Target::Status, &opts(), |cur| {
-            let mut next = cur.clone();
-            if let Some(m) = next.as_object_mut() {
-                m.insert("status".into(), status.clone());
-            }
-            Ok(next)
-        })
-        .await
-        .map(|_| ())
+    super::writes::set_status(&shared.registry, &pres, &ns, &name, &status).await
 }
 
 /// The Placement's status: the decision, one line per cluster (keeping
@@ -607,31 +579,7 @@ async fn history_status(
         return Ok(());
     }
     let res = k.res.clone();
-    shared
-        .registry
-        .update_with(
-            &res,
-            ns,
-            object::name(&rs),
-            Target::Status,
-            &opts(),
-            |cur| {
-                let mut next = cur.clone();
-                if let Some(m) = next.as_object_mut() {
-                    m.insert("status".into(), want.clone());
-                }
-                Ok(next)
-            },
-        )
-        .await
-        .map(|_| ())
-        .or_else(|e| {
-            if e.code().as_u16() == 404 {
-                Ok(())
-            } else {
-                Err(e)
-            }
-        })
+    super::writes::set_status(&shared.registry, &res, ns, object::name(&rs), &want).await
 }
 
 /// Records one core/v1 Event about the federated object.
@@ -721,30 +669,12 @@ async fn remove_finalizer(
     {
         return Ok(());
     }
-    registry
-        .update_with(
-            res,
-            object::namespace(obj),
-            object::name(obj),
-            Target::Main,
-            &opts(),
-            |cur| {
-                let mut next = cur.clone();
-                let f: Vec<String> = object::finalizers(cur)
-                    .into_iter()
-                    .filter(|f| f != super::CLEANUP_FINALIZER)
-                    .collect();
-                object::set_finalizers(&mut next, &f);
-                Ok(next)
-            },
-        )
-        .await
-        .map(|_| ())
-        .or_else(|e| {
-            if e.code().as_u16() == 404 {
-                Ok(())
-            } else {
-                Err(e)
-            }
-        })
+    super::writes::set_finalizer(
+        registry,
+        res,
+        object::namespace(obj),
+        object::name(obj),
+        false,
+    )
+    .await
 }
