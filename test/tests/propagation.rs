@@ -972,6 +972,44 @@ async fn rollout_drift_and_conflict() {
             .then_some(())
     })
     .await;
+
+    // A divided Job: parallelism and completions split over the members;
+    // the federation's Job completes when every part has.
+    apply(
+        &k,
+        fed,
+        "job",
+        &[json!({
+            "apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": "batch", "namespace": "default"},
+            "spec": {
+                "parallelism": 3, "completions": 6,
+                "template": {"spec": {"restartPolicy": "Never",
+                    "containers": [{"name": "work", "image": "busybox:1.36"}]}},
+            },
+        })],
+    );
+    let out = cli::ok(
+        &k,
+        fed,
+        &[
+            "wait",
+            "--for=condition=complete",
+            "job/batch",
+            "-n",
+            "default",
+            "--timeout=60s",
+        ],
+    );
+    assert!(out.contains("condition met"), "{out}");
+    for c in ["eu", "us", "ap"] {
+        let job = member_get(f.member(c), &k, &["job", "batch", "-n", "default"])
+            .expect("a part on every member");
+        assert_eq!(job["spec"]["parallelism"], 1, "{c}");
+        assert_eq!(job["spec"]["completions"], 2, "{c}");
+    }
+    let job = cli::get_json(&k, fed, &["get", "job", "batch", "-n", "default"]);
+    assert_eq!(job["status"]["succeeded"], 6, "{:#}", job["status"]);
 }
 
 /// Scenario 1 on etcd: the weighted split, its status and its Placement,
