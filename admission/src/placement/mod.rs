@@ -10,6 +10,7 @@
 mod overrides;
 mod plugin;
 mod preferences;
+mod tolerations;
 
 use std::collections::BTreeMap;
 
@@ -18,6 +19,7 @@ use serde_json::{Map, Value};
 pub use overrides::Override;
 pub use plugin::PlacementValidation;
 pub use preferences::{ClusterPreferences, ReplicaPreferences};
+pub use tolerations::Toleration;
 
 use crate::Cause;
 use crate::path::Path;
@@ -37,6 +39,8 @@ pub const REPLICA_WEIGHTING: &str = "skein.io/replica-weighting";
 pub const CONFLICT_RESOLUTION: &str = "skein.io/conflict-resolution";
 /// `skein.io/drift`.
 pub const DRIFT: &str = "skein.io/drift";
+/// `skein.io/tolerations`.
+pub const TOLERATIONS: &str = "skein.io/tolerations";
 /// `skein.io/retain-replicas`.
 pub const RETAIN_REPLICAS: &str = "skein.io/retain-replicas";
 /// `skein.io/control-plane-only`.
@@ -54,7 +58,7 @@ pub const V1_JOB_PREFERENCES: &str = "federation.kubernetes.io/job-preferences";
 
 /// The `skein.io/` annotation keys Skein knows, in the order DESIGN.md
 /// lists them.
-pub const KNOWN: [&str; 9] = [
+pub const KNOWN: [&str; 10] = [
     CLUSTERS,
     CLUSTER_SELECTOR,
     REPLICA_SCHEDULING,
@@ -64,6 +68,7 @@ pub const KNOWN: [&str; 9] = [
     REPLICA_WEIGHTING,
     RETAIN_REPLICAS,
     CONTROL_PLANE_ONLY,
+    TOLERATIONS,
 ];
 
 /// Which clusters `skein.io/clusters` names.
@@ -146,6 +151,8 @@ pub struct Placement {
     pub retain_replicas: Option<bool>,
     /// `skein.io/control-plane-only`.
     pub control_plane_only: Option<bool>,
+    /// `skein.io/tolerations`: the Cluster taints tolerated.
+    pub tolerations: Option<Vec<Toleration>>,
 }
 
 impl Placement {
@@ -171,7 +178,17 @@ impl Placement {
             drift: self.drift.or(defaults.drift),
             retain_replicas: self.retain_replicas.or(defaults.retain_replicas),
             control_plane_only: self.control_plane_only.or(defaults.control_plane_only),
+            tolerations: self.tolerations.or_else(|| defaults.tolerations.clone()),
         }
+    }
+
+    /// Whether `skein.io/tolerations` tolerates the taint
+    /// `key=value:effect`.
+    pub fn tolerates(&self, key: &str, value: &str, effect: &str) -> bool {
+        self.tolerations
+            .iter()
+            .flatten()
+            .any(|t| t.tolerates(key, value, effect))
     }
 
     /// Effective `skein.io/clusters` (default `*`).
@@ -285,6 +302,10 @@ pub fn parse(annotations: &Map<String, Value>, kind: &str) -> Result<Placement, 
                     out.control_plane_only = Some(b);
                 }
             }
+            TOLERATIONS => match tolerations::parse(text) {
+                Ok(t) => out.tolerations = Some(t),
+                Err(e) => errs.push(invalid(e)),
+            },
             V1_CLUSTER_SELECTOR => match parse_v1_selector(text) {
                 Ok(reqs) => v1_selector = Some(reqs),
                 Err(e) => errs.push(invalid(e)),
@@ -622,7 +643,7 @@ mod tests {
             (
                 "skein.io/cluster",
                 "a",
-                r#"metadata.annotations[skein.io/cluster]: Invalid value: "a": unknown placement annotation "skein.io/cluster"; known skein.io annotations: skein.io/clusters, skein.io/cluster-selector, skein.io/replica-scheduling, skein.io/replica-preferences, skein.io/conflict-resolution, skein.io/drift, skein.io/replica-weighting, skein.io/retain-replicas, skein.io/control-plane-only"#,
+                r#"metadata.annotations[skein.io/cluster]: Invalid value: "a": unknown placement annotation "skein.io/cluster"; known skein.io annotations: skein.io/clusters, skein.io/cluster-selector, skein.io/replica-scheduling, skein.io/replica-preferences, skein.io/conflict-resolution, skein.io/drift, skein.io/replica-weighting, skein.io/retain-replicas, skein.io/control-plane-only, skein.io/tolerations"#,
             ),
         ];
         for (key, value, want) in cases {

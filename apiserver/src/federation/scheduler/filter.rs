@@ -201,13 +201,16 @@ fn exclusion_ignoring_readiness(
     if !c.serves(&gvr.group, &gvr.version, &gvr.resource) {
         return Some(Exclusion::MissingApi);
     }
-    c.taints.iter().find(|t| t.repels()).map(|t| {
-        Exclusion::Tainted(if t.value.is_empty() {
-            format!("{}:{}", t.key, t.effect)
-        } else {
-            format!("{}={}:{}", t.key, t.value, t.effect)
+    c.taints
+        .iter()
+        .find(|t| t.repels() && !placement.tolerates(&t.key, &t.value, &t.effect))
+        .map(|t| {
+            Exclusion::Tainted(if t.value.is_empty() {
+                format!("{}:{}", t.key, t.effect)
+            } else {
+                format!("{}={}:{}", t.key, t.value, t.effect)
+            })
         })
-    })
 }
 
 #[cfg(test)]
@@ -291,6 +294,39 @@ mod tests {
                 ("d-tainted", "Tainted: maintenance=now:NoExecute".to_owned()),
             ]
         );
+    }
+
+    #[test]
+    fn tolerations_admit_tainted_clusters() {
+        let mut tainted = cluster("a-tainted", "eu");
+        tainted.taints = vec![Taint {
+            key: "maintenance".into(),
+            value: "now".into(),
+            effect: "NoSchedule".into(),
+        }];
+        let clusters = vec![tainted, cluster("b", "eu")];
+        let annotations = serde_json::json!({
+            "skein.io/tolerations": r#"[{"key":"maintenance","operator":"Exists","effect":"NoSchedule"}]"#
+        });
+        let placement = skein_admission::placement::parse(
+            annotations.as_object().expect("an object"),
+            "Deployment",
+        )
+        .expect("valid");
+        let (eligible, excluded) = filter(&deployments(), &placement, &clusters);
+        assert_eq!(eligible, ["a-tainted", "b"]);
+        assert!(excluded.is_empty());
+        // Another effect is not tolerated.
+        let annotations = serde_json::json!({
+            "skein.io/tolerations": r#"[{"key":"maintenance","operator":"Exists","effect":"NoExecute"}]"#
+        });
+        let placement = skein_admission::placement::parse(
+            annotations.as_object().expect("an object"),
+            "Deployment",
+        )
+        .expect("valid");
+        let (eligible, _) = filter(&deployments(), &placement, &clusters);
+        assert_eq!(eligible, ["b"]);
     }
 
     #[test]
