@@ -559,7 +559,13 @@ fn resource_requests(metrics: &str) -> u64 {
     metrics
         .lines()
         .filter_map(|l| l.strip_prefix("apiserver_request_total{"))
-        .filter(|l| l.contains("resource=\"") && !l.contains("resource=\"\""))
+        .filter(|l| {
+            // `resource="…"` as a label of its own, not the tail of `subresource`.
+            let value = l
+                .strip_prefix("resource=\"")
+                .or_else(|| l.split_once(",resource=\"").map(|(_, v)| v));
+            value.is_some_and(|v| !v.starts_with('"'))
+        })
         .filter_map(|l| l.rsplit(' ').next())
         .filter_map(|v| v.parse::<f64>().ok())
         .map(|v| v as u64)
@@ -816,9 +822,10 @@ mod tests {
         let text = "# HELP apiserver_request_total x\n\
             apiserver_request_total{code=\"200\",group=\"apps\",resource=\"deployments\",verb=\"PATCH\"} 7\n\
             apiserver_request_total{code=\"200\",group=\"\",resource=\"\",verb=\"GET\"} 100\n\
+            apiserver_request_total{code=\"201\",resource=\"deployments\",subresource=\"\"} 5\n\
             apiserver_request_total{code=\"201\",group=\"\",resource=\"pods\",verb=\"POST\"} 3\n\
             apiserver_request_duration_seconds_count{resource=\"pods\"} 50\n";
-        assert_eq!(resource_requests(text), 10);
+        assert_eq!(resource_requests(text), 15);
     }
 
     #[test]
