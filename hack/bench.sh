@@ -8,6 +8,7 @@
 #   hack/bench.sh patch                # PUT vs strategic merge patch vs server-side apply
 #   hack/bench.sh patch --modes put    # only the modes the server supports
 #   hack/bench.sh members            # 50 member processes probed by one federation, ~3 minutes
+#   hack/bench.sh propagation        # 1,000 Deployments fanned out to 3 and 10 members, < 10 minutes
 #   hack/bench.sh --help
 #
 # The report goes to stdout, progress to stderr. Needs etcd on PATH (or
@@ -16,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 case "${1:-}" in
-  api|patch|members)
+  api|patch|members|propagation)
     if [[ -z "${SKEIN_BIN:-}" ]]; then
       cargo build --quiet --release -p skein-apiserver --bin skein
       target_dir="${CARGO_TARGET_DIR:-target}"

@@ -11,6 +11,8 @@
 //! - `bench patch`: PUT vs strategic-merge-patch vs server-side apply of
 //!   Deployments against a real `skein serve`.
 //! - `bench members`: one federation probing 50 member processes.
+//! - `bench propagation`: one federation fanning Deployments out to 3 and
+//!   10 member processes.
 
 /// The same allocator as the `skein` binary, so that the storage column and
 /// the bare server run on what Skein runs on.
@@ -25,6 +27,7 @@ mod custom;
 mod measure;
 mod members;
 mod patch;
+mod propagation;
 mod report;
 mod storage;
 
@@ -55,6 +58,10 @@ enum Command {
     /// its CPU and RSS, the probe period kept, and the time from a
     /// member's death to `Ready=False`. Needs `$SKEIN_BIN`.
     Members(members::Args),
+    /// Deployments propagated by one federation to 3 and 10 member
+    /// processes: time to applied and ready, latency, fan-out rate, member
+    /// requests, federation CPU and RSS. Needs `$SKEIN_BIN`.
+    Propagation(propagation::Args),
     /// The bare server of `bench api` (started by it; not for direct use).
     #[command(hide = true)]
     BareServer(bare::Args),
@@ -72,6 +79,7 @@ fn main() -> anyhow::Result<()> {
         Command::Api(args) => runtime.block_on(api::run(args)),
         Command::Patch(args) => runtime.block_on(patch::run(args)),
         Command::Members(args) => runtime.block_on(members::run(args)),
+        Command::Propagation(args) => runtime.block_on(propagation::run(args)),
         Command::BareServer(args) => runtime.block_on(bare::serve(args)),
     }
 }

@@ -211,7 +211,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn post(api: &Https, path: &str, body: &Value, ok: &[u16]) -> anyhow::Result<()> {
+pub(crate) async fn post(api: &Https, path: &str, body: &Value, ok: &[u16]) -> anyhow::Result<()> {
     let reply = api
         .send(
             Method::POST,
@@ -229,7 +229,7 @@ async fn post(api: &Https, path: &str, body: &Value, ok: &[u16]) -> anyhow::Resu
 }
 
 /// Creates the member's kubeconfig Secret and its Cluster.
-async fn join(api: &Https, name: &str, member: &Server) -> anyhow::Result<()> {
+pub(crate) async fn join(api: &Https, name: &str, member: &Server) -> anyhow::Result<()> {
     let kubeconfig = std::fs::read(member.kubeconfig()).context("a member's admin.kubeconfig")?;
     let secret = json!({
         "apiVersion": "v1", "kind": "Secret",
@@ -364,7 +364,7 @@ fn parse_rfc3339(s: &str) -> Option<f64> {
 }
 
 /// utime + stime of `pid`, in clock ticks.
-fn cpu_ticks(pid: u32) -> anyhow::Result<u64> {
+pub(crate) fn cpu_ticks(pid: u32) -> anyhow::Result<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).context("/proc/<pid>/stat")?;
     // Fields after the command name (which may hold spaces) in parentheses.
     let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or_default();
@@ -380,7 +380,7 @@ fn cpu_ticks(pid: u32) -> anyhow::Result<u64> {
 }
 
 /// (VmRSS, VmHWM) of `pid` in KiB.
-fn rss_kib(pid: u32) -> anyhow::Result<(u64, u64)> {
+pub(crate) fn rss_kib(pid: u32) -> anyhow::Result<(u64, u64)> {
     let status =
         std::fs::read_to_string(format!("/proc/{pid}/status")).context("/proc/<pid>/status")?;
     let get = |key: &str| {
