@@ -40,7 +40,7 @@ pub use super::writes::MANAGER;
 const RELEASE_BOUND: time::Duration = time::Duration::minutes(2);
 
 /// How many objects are planned at once.
-const PLANNERS: usize = 2;
+const PLANNERS: usize = 8;
 
 /// Starts the propagator (control-plane role); it runs until the runtime
 /// shuts down.

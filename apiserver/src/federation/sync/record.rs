@@ -19,7 +19,7 @@ use crate::federation::status::{self, MemberCopy};
 use crate::registry::{Registry, ResourceInfo, WriteOptions, object, resource};
 
 /// How many objects are recorded at once.
-const RECORDERS: usize = 2;
+const RECORDERS: usize = 8;
 
 /// The name of the Placement of a `kind` object named `name`.
 pub fn placement_name(kind: &str, name: &str) -> String {
