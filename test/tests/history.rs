@@ -28,11 +28,24 @@ impl Fed {
         let kubectls = kubectl_binaries();
         let dir = tempfile::tempdir().expect("tempdir");
         let server = Server::start(&dir.path().join("data"), &[]).await;
-        Fed {
+        let fed = Fed {
             server,
             dir,
             kubectls,
-        }
+        };
+        // The federation keeps history once it has a member; this one is
+        // never reachable (no Secret), which history does not need.
+        let k = fed.kubectls[0].clone();
+        fed.apply(
+            &k,
+            "default",
+            &serde_json::json!({
+                "apiVersion": "federation.skein.io/v1alpha1", "kind": "Cluster",
+                "metadata": {"name": "elsewhere"},
+                "spec": {"kubeconfigSecretRef": {"namespace": "skein-system", "name": "none"}},
+            }),
+        );
+        fed
     }
 
     fn ok(&self, k: &Path, args: &[&str]) -> String {

@@ -78,6 +78,11 @@ impl DryRunHook for DecisionPreview {
                 return;
             }
         };
+        // A federation without members is a plain API server: its dry
+        // runs answer as one.
+        if clusters.is_empty() {
+            return;
+        }
         let previous = previous_decision(registry, res, obj).await;
         let now = time::OffsetDateTime::now_utc();
         let snapshots: Vec<ClusterSnapshot> = clusters

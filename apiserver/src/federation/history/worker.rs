@@ -55,8 +55,30 @@ fn find(group: &str, plural: &str) -> Result<Arc<ResourceInfo>, ApiError> {
         .ok_or_else(|| ApiError::internal(format!("{plural}.{group}/v1 is not served")))
 }
 
-/// Runs the worker until the runtime shuts down.
+/// Waits until the federation has a Cluster: a federation without
+/// members is a plain API server, whose Deployments carry no revision
+/// annotations and own no ReplicaSets (nothing fans them out).
+async fn first_cluster(registry: &Registry) {
+    let res = loop {
+        match resource::find("federation.skein.io", "v1alpha1", "clusters") {
+            Some(r) => break r,
+            None => tokio::time::sleep(Duration::from_secs(1)).await,
+        }
+    };
+    let clusters = Informer::start(registry, res);
+    let mut notices = clusters.subscription();
+    clusters.synced().await;
+    while clusters.list(|_| true).is_empty() {
+        if notices.next().await.is_none() {
+            return;
+        }
+    }
+}
+
+/// Runs the worker until the runtime shuts down; it starts keeping
+/// history once the federation has a Cluster.
 pub async fn run(registry: Registry) {
+    first_cluster(&registry).await;
     let ctx = match start(&registry) {
         Ok(ctx) => ctx,
         Err(e) => {

@@ -174,7 +174,10 @@ async fn record(
             current: *cur,
         })
         .collect();
-    if plan.decision.is_some()
+    // An object placed nowhere keeps the status it has (a federation
+    // without members is a plain API server).
+    let placed = plan.decision.is_some() && !copies.is_empty();
+    if placed
         && let Some(new_status) = status::aggregate(&obj, &member_copies)
         && obj.get("status") != Some(&new_status)
         && res.status
@@ -183,7 +186,7 @@ async fn record(
         super::writes::set_status(&shared.registry, &res, &ns, object::name(&obj), &new_status)
             .await?;
     }
-    if res.group == "apps" && res.kind == "Deployment" && plan.decision.is_some() {
+    if res.group == "apps" && res.kind == "Deployment" && placed {
         let agg = status::aggregate(&obj, &member_copies);
         if let Some(agg) = agg
             && let Err(e) = history_status(shared, &obj, &agg).await
