@@ -106,7 +106,21 @@ async fn watch_once(registry: &Registry) -> Result<(), ApiError> {
     let mut events = registry.watch(&res, None, WatchQuery::default()).await?;
     sync(registry).await?;
     loop {
-        let next = tokio::time::timeout(Duration::from_secs(30), events.next()).await;
+        // A CRD waiting for its custom resources to go is looked at again
+        // every second (their deletion is no CRD event); otherwise every
+        // 30 s as a safety net.
+        let terminating = registry
+            .list(&res, None, &ListQuery::default())
+            .await?
+            .items
+            .iter()
+            .any(object::is_deleting);
+        let period = if terminating {
+            Duration::from_secs(1)
+        } else {
+            Duration::from_secs(30)
+        };
+        let next = tokio::time::timeout(period, events.next()).await;
         match next {
             Ok(None) => return Ok(()),
             Ok(Some(WatchItem::Error(e))) => {
