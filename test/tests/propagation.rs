@@ -541,14 +541,16 @@ async fn overrides_selectors_and_deletion() {
     assert!(!gone.status.success(), "the federated object is gone");
 }
 
-/// The podinfo chart, unchanged.
+/// The podinfo chart, unchanged (the repository's verbatim copy of the
+/// shared fixture, as `tests/helm.rs` uses).
 fn podinfo() -> String {
-    skein_tests::repo_root()
-        .parent()
-        .expect("the repo has a parent")
-        .join("shared/fixtures/charts/podinfo")
-        .to_string_lossy()
-        .into_owned()
+    let chart = skein_tests::repo_root().join("test/fixtures/podinfo");
+    assert!(
+        chart.join("Chart.yaml").is_file(),
+        "the podinfo chart is missing at {}",
+        chart.display()
+    );
+    chart.to_string_lossy().into_owned()
 }
 
 /// Scenario 9: a Namespace's cluster selector places a whole chart;
