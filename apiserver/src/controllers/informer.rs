@@ -13,9 +13,19 @@
 //!   every object as changed; writers and other subscribers never wait for
 //!   it.
 //! - Reads ([`Informer::get`], [`Informer::list`]) never block on the watch
-//!   and hand out shared `Arc<Value>`s.
+//!   and hand out shared `Arc<Value>`s. The cache is indexed by controller
+//!   ([`Informer::controlled_by`], [`Informer::orphans`]), so a controller
+//!   finds its dependents without walking the namespace.
+//! - Read-your-writes: a writer that wants its own writes in later reads
+//!   calls [`Informer::expect`] with what each write returned, and a reader
+//!   that needs them awaits [`Informer::caught_up`], which returns once the
+//!   cache has applied every change up to the highest expected revision
+//!   (upstream controllers get the same from their "expectations"). It
+//!   gives up after [`CATCH_UP_LIMIT`] and reports that, so a reader never
+//!   hangs on a watch that is relisting.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -78,13 +88,21 @@ pub enum Notice {
 /// [`Notice::Resync`].
 const NOTICE_BUFFER: usize = 4096;
 
+/// The longest [`Informer::caught_up`] waits.
+pub const CATCH_UP_LIMIT: Duration = Duration::from_secs(5);
+
 /// See the module documentation. Cheap to clone (shared state).
 #[derive(Clone)]
 pub struct Informer {
     res: Arc<ResourceInfo>,
-    objects: Arc<RwLock<BTreeMap<ObjectKey, Arc<Value>>>>,
+    objects: Arc<RwLock<Cache>>,
     notices: broadcast::Sender<Notice>,
     synced: watch::Receiver<bool>,
+    /// The store revision the cache reflects: the last list's, then each
+    /// applied event's.
+    seen: Arc<watch::Sender<i64>>,
+    /// The highest revision a writer asked to see ([`Informer::expect`]).
+    expected: Arc<AtomicI64>,
 }
 
 impl Informer {
@@ -98,6 +116,8 @@ impl Informer {
             objects: Arc::default(),
             notices,
             synced,
+            seen: Arc::new(watch::channel(0).0),
+            expected: Arc::default(),
         };
         let runner = informer.clone();
         let registry = registry.clone();
@@ -134,49 +154,116 @@ impl Informer {
         *self.synced.borrow()
     }
 
+    /// Asks later [`Informer::caught_up`] calls to wait until the cache
+    /// holds `written` (an object of this resource as a write returned it)
+    /// or a later state. An object without a numeric resourceVersion is
+    /// ignored.
+    pub fn expect(&self, written: &Value) {
+        if let Some(rv) = revision_of(written) {
+            self.expected.fetch_max(rv, Ordering::AcqRel);
+        }
+    }
+
+    /// Waits until the cache has applied every change up to the highest
+    /// [`Informer::expect`]ed revision; `false` if that took longer than
+    /// [`CATCH_UP_LIMIT`] (the cache may then miss the caller's writes).
+    pub async fn caught_up(&self) -> bool {
+        let want = self.expected.load(Ordering::Acquire);
+        if *self.seen.borrow() >= want {
+            return true;
+        }
+        let mut seen = self.seen.subscribe();
+        matches!(
+            tokio::time::timeout(CATCH_UP_LIMIT, seen.wait_for(|s| *s >= want)).await,
+            Ok(Ok(_))
+        )
+    }
+
     /// The cached object at `key`.
     pub fn get(&self, key: &ObjectKey) -> Option<Arc<Value>> {
-        self.read().get(key).cloned()
+        self.read().objects.get(key).cloned()
     }
 
     /// Every cached object for which `keep` holds, in key order.
     pub fn list(&self, keep: impl Fn(&Value) -> bool) -> Vec<Arc<Value>> {
-        self.read().values().filter(|o| keep(o)).cloned().collect()
+        self.read()
+            .objects
+            .values()
+            .filter(|o| keep(o))
+            .cloned()
+            .collect()
     }
 
     /// Every cached object of `namespace`, in name order.
     pub fn list_namespace(&self, namespace: &str) -> Vec<Arc<Value>> {
         let from = ObjectKey::new(namespace, "");
         self.read()
+            .objects
             .range(from..)
             .take_while(|(k, _)| k.namespace == namespace)
             .map(|(_, v)| v.clone())
             .collect()
     }
 
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<ObjectKey, Arc<Value>>> {
+    /// The cached objects whose controller ownerReference has `uid`, in
+    /// key order.
+    pub fn controlled_by(&self, uid: &str) -> Vec<Arc<Value>> {
+        let cache = self.read();
+        cache
+            .controlled
+            .get(uid)
+            .into_iter()
+            .flatten()
+            .filter_map(|k| cache.objects.get(k).cloned())
+            .collect()
+    }
+
+    /// The cached objects of `namespace` without a controller
+    /// ownerReference, in name order.
+    pub fn orphans(&self, namespace: &str) -> Vec<Arc<Value>> {
+        let cache = self.read();
+        let from = ObjectKey::new(namespace, "");
+        cache
+            .orphans
+            .range(from..)
+            .take_while(|k| k.namespace == namespace)
+            .filter_map(|k| cache.objects.get(k).cloned())
+            .collect()
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Cache> {
         // A poisoned lock only means a panicking writer; the map is intact.
         self.objects
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<ObjectKey, Arc<Value>>> {
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Cache> {
         self.objects
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn apply(&self, obj: Value) {
+        self.saw(&obj);
         let obj = Arc::new(obj);
-        self.write().insert(ObjectKey::of(&obj), obj.clone());
+        self.write().insert(obj.clone());
         let _ = self.notices.send(Notice::Applied(obj));
     }
 
     fn delete(&self, obj: Value) {
+        // A deleted object carries the deletion's revision.
+        self.saw(&obj);
         let obj = Arc::new(obj);
         self.write().remove(&ObjectKey::of(&obj));
         let _ = self.notices.send(Notice::Deleted(obj));
+    }
+
+    /// Records that the cache reflects the store at `obj`'s revision.
+    fn saw(&self, obj: &Value) {
+        if let Some(rv) = revision_of(obj) {
+            self.seen.send_if_modified(|s| raise(s, rv));
+        }
     }
 
     async fn run_once(
@@ -193,13 +280,17 @@ impl Informer {
             .map(|o| (ObjectKey::of(&o), Arc::new(o)))
             .collect();
         let gone: Vec<Arc<Value>> = {
-            let mut objects = self.write();
-            let gone = objects
+            let mut cache = self.write();
+            let gone = cache
+                .objects
                 .iter()
                 .filter(|(k, _)| !fresh.contains_key(k))
                 .map(|(_, v)| v.clone())
                 .collect();
-            *objects = fresh.clone();
+            *cache = Cache::default();
+            for obj in fresh.values() {
+                cache.insert(obj.clone());
+            }
             gone
         };
         for obj in gone {
@@ -208,6 +299,7 @@ impl Informer {
         for obj in fresh.into_values() {
             let _ = self.notices.send(Notice::Applied(obj));
         }
+        self.seen.send_if_modified(|s| raise(s, page.revision));
         synced.send_replace(true);
         let query = WatchQuery {
             resource_version: Some(page.revision.to_string()),
@@ -218,11 +310,94 @@ impl Informer {
             match item {
                 WatchItem::Added(o) | WatchItem::Modified(o) => self.apply(o),
                 WatchItem::Deleted(o) => self.delete(o),
-                WatchItem::Bookmark { .. } => {}
+                WatchItem::Bookmark { revision, .. } => {
+                    self.seen.send_if_modified(|s| raise(s, revision));
+                }
                 WatchItem::Error(e) => return Err(e),
             }
         }
         Ok(())
+    }
+}
+
+/// The cached objects and their controller index.
+#[derive(Default)]
+struct Cache {
+    objects: BTreeMap<ObjectKey, Arc<Value>>,
+    /// Controller uid → keys of the objects it controls.
+    controlled: HashMap<String, BTreeSet<ObjectKey>>,
+    /// Keys of the objects without a controller.
+    orphans: BTreeSet<ObjectKey>,
+}
+
+impl Cache {
+    fn insert(&mut self, obj: Arc<Value>) {
+        let key = ObjectKey::of(&obj);
+        self.unindex(&key);
+        match controller_uid(&obj) {
+            Some(uid) => {
+                self.controlled
+                    .entry(uid.to_owned())
+                    .or_default()
+                    .insert(key.clone());
+            }
+            None => {
+                self.orphans.insert(key.clone());
+            }
+        }
+        self.objects.insert(key, obj);
+    }
+
+    fn remove(&mut self, key: &ObjectKey) {
+        self.unindex(key);
+        self.objects.remove(key);
+    }
+
+    fn unindex(&mut self, key: &ObjectKey) {
+        let Some(old) = self.objects.get(key) else {
+            return;
+        };
+        match controller_uid(old) {
+            Some(uid) => {
+                if let Some(keys) = self.controlled.get_mut(uid) {
+                    keys.remove(key);
+                    if keys.is_empty() {
+                        self.controlled.remove(uid);
+                    }
+                }
+            }
+            None => {
+                self.orphans.remove(key);
+            }
+        }
+    }
+}
+
+/// The uid of `obj`'s controller ownerReference, if any.
+fn controller_uid(obj: &Value) -> Option<&str> {
+    obj.get("metadata")?
+        .get("ownerReferences")?
+        .as_array()?
+        .iter()
+        .find(|r| r.get("controller").and_then(Value::as_bool) == Some(true))
+        .and_then(|r| r.get("uid"))
+        .and_then(Value::as_str)
+}
+
+/// An object's resourceVersion as a store revision.
+fn revision_of(obj: &Value) -> Option<i64> {
+    obj.pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .and_then(|rv| rv.parse().ok())
+}
+
+/// Raises `seen` to `rv`; whether it changed (so waiters wake only then).
+fn raise(seen: &mut i64, rv: i64) -> bool {
+    if rv > *seen {
+        *seen = rv;
+        true
+    } else {
+        false
     }
 }
 

@@ -6,8 +6,11 @@
 //! rollout status` reads.
 //!
 //! The decisions are pure ([`plan`], [`revision`], [`status`]); this
-//! module is the worker: it reads the Deployment and its namespace's
-//! ReplicaSets from the registry at each sync (consistent reads), writes
+//! module is the worker: it reads the Deployment from the registry at each
+//! sync and its namespace's ReplicaSets from the shared informer, once that
+//! has caught up with this controller's own ReplicaSet writes (so a sync
+//! never acts on a cache older than its previous sync's writes; other
+//! writers' changes arrive as notices and sync again, as upstream), writes
 //! ReplicaSets and the Deployment's status, and is woken by the shared
 //! informers (Deployments, ReplicaSets, Pods). `replica_sets.rs` holds
 //! its ReplicaSet side (claims, the new ReplicaSet, scaling writes),
@@ -171,6 +174,9 @@ struct Sync<'a> {
     now: OffsetDateTime,
     rs_res: std::sync::Arc<ResourceInfo>,
     d_res: std::sync::Arc<ResourceInfo>,
+    /// The shared ReplicaSet informer; every ReplicaSet write is
+    /// [`Informer::expect`]ed on it.
+    rs_cache: Informer,
 }
 
 /// One sync of the Deployment at `key`; `Some(delay)` asks to look again.
@@ -186,11 +192,19 @@ async fn sync(
         Err(e) if e.reason() == "NotFound" => return Ok(None),
         Err(e) => return Err(e),
     };
-    let listed = sim
-        .registry
-        .list(&rs_res, Some(&key.namespace), &ListQuery::default())
-        .await?
-        .items;
+    let rs_cache = sim.informer("apps", "v1", "replicasets")?;
+    let listed: Vec<Value> = if rs_cache.caught_up().await {
+        // Only this Deployment's ReplicaSets and orphans can be claimed.
+        let mut sets = rs_cache.controlled_by(object::uid(&d));
+        sets.extend(rs_cache.orphans(&key.namespace));
+        sets.sort_by(|a, b| object::name(a).cmp(object::name(b)));
+        sets.iter().map(|rs| (**rs).clone()).collect()
+    } else {
+        sim.registry
+            .list(&rs_res, Some(&key.namespace), &ListQuery::default())
+            .await?
+            .items
+    };
     let mut s = Sync {
         sim,
         spec: DeploySpec::of(&d),
@@ -200,6 +214,7 @@ async fn sync(
         now,
         rs_res,
         d_res,
+        rs_cache,
         d,
     };
     let Some(selector) = selector_of(&s.d) else {

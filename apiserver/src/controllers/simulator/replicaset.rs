@@ -199,7 +199,9 @@ async fn sync(
     let settled = ctx.expectations.satisfied(key, |name| {
         ctx.pods.get(&ObjectKey::new(key.namespace.clone(), name))
     });
-    let all: Vec<Arc<Value>> = ctx.pods.list_namespace(&key.namespace);
+    // The Pods it may own: those it controls and the namespace's orphans.
+    let mut all: Vec<Arc<Value>> = ctx.pods.controlled_by(&uid);
+    all.extend(ctx.pods.orphans(&key.namespace));
     let opts = Sim::opts(MANAGER);
 
     // Claim: adopt matching orphans, release owned Pods that stopped matching.
@@ -261,7 +263,8 @@ async fn sync(
             }
         } else if owned.len() > want {
             let n = (owned.len() - want).min(BURST);
-            let related = related_pods(&ctx.sets, &rs, &all);
+            let related = related_pods(&ctx.sets, &ctx.pods, &rs);
+            let related: Vec<&Value> = related.iter().map(|p| &**p).collect();
             let owned_refs: Vec<&Value> = owned.iter().map(|p| &**p).collect();
             for pod in pods_to_delete(&owned_refs, &related, n, now) {
                 let name = object::name(pod);
@@ -437,7 +440,7 @@ async fn create_pods(ctx: &Ctx, key: &ObjectKey, rs: &Value, n: usize) -> Result
 
 /// Pods of the ReplicaSets that share `rs`'s controller owner (its own
 /// when it has none): who else is on a node, for the deletion ranking.
-fn related_pods<'a>(sets: &Informer, rs: &Value, all: &'a [Arc<Value>]) -> Vec<&'a Value> {
+fn related_pods(sets: &Informer, pods: &Informer, rs: &Value) -> Vec<Arc<Value>> {
     let uids: HashSet<String> = match template::controller_uid(rs) {
         Some(owner) => sets
             .list_namespace(object::namespace(rs))
@@ -448,10 +451,9 @@ fn related_pods<'a>(sets: &Informer, rs: &Value, all: &'a [Arc<Value>]) -> Vec<&
             .collect(),
         None => std::iter::once(object::uid(rs).to_owned()).collect(),
     };
-    all.iter()
-        .map(|p| &**p)
+    uids.iter()
+        .flat_map(|uid| pods.controlled_by(uid))
         .filter(|p| template::is_active(p))
-        .filter(|p| template::controller_uid(p).is_some_and(|u| uids.contains(u)))
         .collect()
 }
 

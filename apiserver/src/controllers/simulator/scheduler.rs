@@ -10,14 +10,18 @@
 //!   ("assumed", as upstream's scheduler cache) until the informer shows
 //!   it bound, so two Pods never share the last room on a Node.
 //! - Unschedulable Pods are tried again whenever a Node changes or a Pod
-//!   is deleted, bound or finishes (room may have freed up).
+//!   is deleted, bound or finishes (room may have freed up); only the Pods
+//!   found unschedulable are queued again then, not every Pod.
+//! - Node usage comes from a [`ledger::Ledger`] kept in step with the Pod
+//!   cache, so an attempt reads only the Pods that changed since the last.
 //! - The Unschedulable condition is written only when its message
 //!   changes, so retries do not churn.
 
 pub mod fit;
+mod ledger;
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use time::OffsetDateTime;
@@ -86,37 +90,47 @@ struct Scheduler {
     /// Pods bound by this scheduler that the informer may not show bound
     /// yet: key → (uid, the Pod as bound).
     assumed: HashMap<ObjectKey, (String, Value)>,
+    /// Node usage of the cached Pods.
+    ledger: ledger::Ledger,
+    /// Pods found unschedulable, tried again when room may have freed up.
+    waiting: Waiting,
+}
+
+/// The Pods found unschedulable, shared with [`feed`].
+type Waiting = Arc<Mutex<HashSet<ObjectKey>>>;
+
+fn lock(w: &Waiting) -> std::sync::MutexGuard<'_, HashSet<ObjectKey>> {
+    w.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Scheduler {
     /// Every Node's usage, with assumed bindings counted.
     fn usage(&mut self) -> HashMap<String, fit::Usage> {
-        let pods = self.pods.list(|_| true);
-        let mut seen: HashMap<ObjectKey, &Value> = HashMap::new();
-        for p in &pods {
-            seen.insert(ObjectKey::of(p), p);
-        }
+        self.ledger.sync(&self.pods.list(|_| true));
         // Forget assumptions the cache has caught up with.
-        self.assumed.retain(|key, (uid, _)| match seen.get(key) {
-            Some(p) => object::uid(p) == uid && needs_scheduling(p),
+        let pods = &self.pods;
+        self.assumed.retain(|key, (uid, _)| match pods.get(key) {
+            Some(p) => object::uid(&p) == uid && needs_scheduling(&p),
             None => false,
         });
-        let mut placed: Vec<&Value> = Vec::with_capacity(pods.len());
-        for p in &pods {
-            match self.assumed.get(&ObjectKey::of(p)) {
-                Some((_, bound)) => placed.push(bound),
-                None => placed.push(p),
+        // An assumed Pod is cached unbound, so the ledger counts it nowhere.
+        let mut usage = self.ledger.nodes().clone();
+        for (_, bound) in self.assumed.values() {
+            if let Some((node, share)) = fit::placement(bound) {
+                usage.entry(node).or_default().add_share(&share);
             }
         }
-        fit::usage(placed)
+        usage
     }
 
     async fn schedule(&mut self, key: &ObjectKey) -> Result<(), ApiError> {
         let Some(pod) = self.pods.get(key) else {
             self.assumed.remove(key);
+            lock(&self.waiting).remove(key);
             return Ok(());
         };
         if !needs_scheduling(&pod) {
+            lock(&self.waiting).remove(key);
             return Ok(());
         }
         if self
@@ -131,7 +145,16 @@ impl Scheduler {
         let refs: Vec<&Value> = nodes.iter().map(AsRef::as_ref).collect();
         let res = Sim::resource("", "v1", "pods")?;
         let opts = Sim::opts(MANAGER);
-        match fit::fit(&pod, &refs, &usage) {
+        let fits = fit::fit(&pod, &refs, &usage);
+        {
+            let mut waiting = lock(&self.waiting);
+            if fits.is_ok() {
+                waiting.remove(key);
+            } else {
+                waiting.insert(key.clone());
+            }
+        }
+        match fits {
             Ok(node) => {
                 let uid = object::uid(&pod).to_owned();
                 let result = self
@@ -232,8 +255,15 @@ fn queue_pending(pods: &Informer, queue: &WorkQueue<ObjectKey>) {
     }
 }
 
+/// Queues the Pods found unschedulable again.
+fn queue_waiting(waiting: &Waiting, queue: &WorkQueue<ObjectKey>) {
+    for key in lock(waiting).iter() {
+        queue.add(key.clone());
+    }
+}
+
 /// Feeds the queue from the Pod and Node informers until they end.
-async fn feed(pods: Informer, nodes: Informer, queue: WorkQueue<ObjectKey>) {
+async fn feed(pods: Informer, nodes: Informer, queue: WorkQueue<ObjectKey>, waiting: Waiting) {
     let mut pod_notices = pods.subscription();
     let mut node_notices = nodes.subscription();
     loop {
@@ -244,14 +274,16 @@ async fn feed(pods: Informer, nodes: Informer, queue: WorkQueue<ObjectKey>) {
                         queue.add(ObjectKey::of(&p));
                     } else {
                         // Bound or finished: room may have changed.
-                        queue_pending(&pods, &queue);
+                        queue_waiting(&waiting, &queue);
                     }
                 }
-                Some(Notice::Deleted(_) | Notice::Resync) => queue_pending(&pods, &queue),
+                Some(Notice::Deleted(_)) => queue_waiting(&waiting, &queue),
+                Some(Notice::Resync) => queue_pending(&pods, &queue),
                 None => return,
             },
             notice = node_notices.next() => match notice {
-                Some(_) => queue_pending(&pods, &queue),
+                Some(Notice::Resync) => queue_pending(&pods, &queue),
+                Some(_) => queue_waiting(&waiting, &queue),
                 None => return,
             },
         }
@@ -268,7 +300,13 @@ pub async fn run(sim: Sim) {
         return;
     };
     let queue: WorkQueue<ObjectKey> = WorkQueue::new();
-    tokio::spawn(feed(pods.clone(), nodes.clone(), queue.clone()));
+    let waiting = Waiting::default();
+    tokio::spawn(feed(
+        pods.clone(),
+        nodes.clone(),
+        queue.clone(),
+        waiting.clone(),
+    ));
     pods.synced().await;
     nodes.synced().await;
     queue_pending(&pods, &queue);
@@ -277,6 +315,8 @@ pub async fn run(sim: Sim) {
         pods,
         nodes,
         assumed: HashMap::new(),
+        ledger: ledger::Ledger::default(),
+        waiting,
     };
     loop {
         let item = queue.next().await;

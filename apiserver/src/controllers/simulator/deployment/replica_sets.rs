@@ -34,7 +34,7 @@ impl Sync<'_> {
                     if matches {
                         owned.push(rs);
                     } else if !deleting {
-                        let _ = self
+                        let released = self
                             .sim
                             .registry
                             .update_with(
@@ -57,6 +57,9 @@ impl Sync<'_> {
                                 },
                             )
                             .await;
+                        if let Ok(rs) = released {
+                            self.rs_cache.expect(&rs);
+                        }
                     }
                 }
                 None if matches && !deleting && !object::is_deleting(&rs) => {
@@ -87,6 +90,7 @@ impl Sync<'_> {
                         })
                         .await;
                     if let Ok(rs) = adopted {
+                        self.rs_cache.expect(&rs);
                         owned.push(rs);
                     }
                 }
@@ -265,7 +269,10 @@ impl Sync<'_> {
             .create(&self.rs_res, &self.ns, rs, &Sim::opts(MANAGER))
             .await
         {
-            Ok(rs) => (rs, false),
+            Ok(rs) => {
+                self.rs_cache.expect(&rs);
+                (rs, false)
+            }
             Err(e) if e.reason() == "AlreadyExists" => {
                 let current = self.sim.registry.get(&self.rs_res, &self.ns, &name).await?;
                 let ours = template::is_controlled_by(&current, object::uid(&self.d));
@@ -381,7 +388,9 @@ impl Sync<'_> {
         Ok(())
     }
 
+    /// Puts a ReplicaSet this sync wrote in place of its earlier state.
     pub(super) fn replace_set(&mut self, rs: Value) {
+        self.rs_cache.expect(&rs);
         let name = rs_key(&rs);
         match self.sets.iter_mut().find(|r| rs_key(r) == name) {
             Some(slot) => *slot = rs,

@@ -320,11 +320,69 @@ pub struct Usage {
 impl Usage {
     /// Counts `pod` as placed.
     pub fn add(&mut self, pod: &Value) {
-        let r = requests(pod);
-        add(&mut self.scored, &non_zero(&r));
-        add(&mut self.requested, &r);
+        self.add_share(&Share::of(requests(pod)));
+    }
+
+    /// Counts a placed Pod's share.
+    pub fn add_share(&mut self, share: &Share) {
+        add(&mut self.scored, &share.scored);
+        add(&mut self.requested, &share.requested);
         self.pods += 1;
     }
+
+    /// Stops counting a Pod's share counted before with
+    /// [`Usage::add_share`].
+    pub fn remove_share(&mut self, share: &Share) {
+        for (into, from) in [
+            (&mut self.scored, &share.scored),
+            (&mut self.requested, &share.requested),
+        ] {
+            for (k, v) in from {
+                if let Some(e) = into.get_mut(k) {
+                    *e -= v;
+                    if *e == 0 {
+                        into.remove(k);
+                    }
+                }
+            }
+        }
+        self.pods = self.pods.saturating_sub(1);
+    }
+}
+
+/// What one placed Pod adds to its Node's [`Usage`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Share {
+    /// Its effective requests.
+    pub requested: Amounts,
+    /// Its CPU and memory requests for scoring.
+    pub scored: Amounts,
+}
+
+impl Share {
+    fn of(requested: Amounts) -> Share {
+        Share {
+            scored: non_zero(&requested),
+            requested,
+        }
+    }
+}
+
+/// The Node `pod` holds room on and its [`Share`]; `None` for a Pod that
+/// is not bound or has finished (Succeeded or Failed Pods hold nothing).
+pub fn placement(pod: &Value) -> Option<(String, Share)> {
+    let node = pod
+        .pointer("/spec/nodeName")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let phase = pod
+        .pointer("/status/phase")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if node.is_empty() || matches!(phase, "Succeeded" | "Failed") {
+        return None;
+    }
+    Some((node.to_owned(), Share::of(requests(pod))))
 }
 
 /// CPU and memory of `requests`, with upstream's scoring defaults for
@@ -343,19 +401,8 @@ fn non_zero(requests: &Amounts) -> Amounts {
 /// Pods that finished, Succeeded or Failed, hold nothing).
 pub fn usage<'a>(pods: impl IntoIterator<Item = &'a Value>) -> HashMap<String, Usage> {
     let mut by_node: HashMap<String, Usage> = HashMap::new();
-    for pod in pods {
-        let node = pod
-            .pointer("/spec/nodeName")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let phase = pod
-            .pointer("/status/phase")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        if node.is_empty() || matches!(phase, "Succeeded" | "Failed") {
-            continue;
-        }
-        by_node.entry(node.to_owned()).or_default().add(pod);
+    for (node, share) in pods.into_iter().filter_map(placement) {
+        by_node.entry(node).or_default().add_share(&share);
     }
     by_node
 }
