@@ -125,6 +125,9 @@ struct Outcome {
     latencies: Vec<Option<f64>>,
     /// Resource requests the members served over the run, all members.
     member_requests: u64,
+    /// Store writes (create, update, delete) the federation made over the
+    /// run, the benchmark's own creates included.
+    federation_writes: u64,
     /// Federation CPU seconds over the run, and the run's length.
     cpu_seconds: f64,
     elapsed: f64,
@@ -277,6 +280,7 @@ async fn run_mode(
     let progress = Arc::new(Mutex::new(Progress::default()));
     let watcher = follow(fed, &ns, n, progress.clone()).await?;
     let requests_before = member_requests(member_apis).await?;
+    let writes_before = store_writes(api).await?;
     let cpu_before = cpu_ticks(fed_pid)?;
     let t0 = Instant::now();
     let results = submit(api, &ns, args.objects, args.concurrency, |i| {
@@ -319,6 +323,7 @@ async fn run_mode(
     let cpu_after = cpu_ticks(fed_pid)?;
     watcher.abort();
     let requests_after = member_requests(member_apis).await?;
+    let writes_after = store_writes(api).await?;
     let (rss, hwm) = rss_kib(fed_pid)?;
     let p = progress
         .lock()
@@ -355,6 +360,7 @@ async fn run_mode(
         ready,
         latencies,
         member_requests: requests_after.saturating_sub(requests_before),
+        federation_writes: writes_after.saturating_sub(writes_before),
         cpu_seconds: cpu_after.saturating_sub(cpu_before) as f64 / 100.0,
         elapsed,
         rss_kib: rss,
@@ -553,6 +559,28 @@ async fn member_requests(apis: &[Https]) -> anyhow::Result<u64> {
     Ok(total)
 }
 
+/// The store writes `api`'s server made so far: the sum of its
+/// `etcd_request_duration_seconds_count` samples for create, update and
+/// delete operations.
+async fn store_writes(api: &Https) -> anyhow::Result<u64> {
+    let body = api
+        .expect(200, Method::GET, "/metrics", None)
+        .await
+        .context("the federation's /metrics")?;
+    Ok(String::from_utf8_lossy(&body)
+        .lines()
+        .filter_map(|l| l.strip_prefix("etcd_request_duration_seconds_count{"))
+        .filter(|l| {
+            ["create", "update", "delete"]
+                .iter()
+                .any(|op| l.contains(&format!("operation=\"{op}\"")))
+        })
+        .filter_map(|l| l.rsplit(' ').next())
+        .filter_map(|v| v.parse::<f64>().ok())
+        .map(|v| v as u64)
+        .sum())
+}
+
 /// The sum of `apiserver_request_total` samples with a non-empty
 /// `resource` label in a Prometheus text exposition.
 fn resource_requests(metrics: &str) -> u64 {
@@ -680,11 +708,11 @@ fn render(
         w,
         "| members | mode | created | all created (s) | all applied (s) | all ready (s) | \
          fan-out (objects/s) | submit→applied p50 / p99 (s) | member requests / object / member \
-         | federation CPU (s, share of one CPU) | federation RSS / peak (MiB) |"
+         | federation writes / object | federation CPU (s, share of one CPU) | federation RSS / peak (MiB) |"
     );
     let _ = writeln!(
         w,
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     );
     for o in outcomes {
         let mut created = o.created.to_string();
@@ -708,10 +736,11 @@ fn render(
             quantile(&o.latencies, p).map_or_else(|| "> timeout".into(), |v| format!("{v:.3}"))
         };
         let per = o.member_requests as f64 / (o.created.max(1) * o.members) as f64;
+        let writes = o.federation_writes as f64 / o.created.max(1) as f64;
         let _ = writeln!(
             w,
             "| {} | {} | {created} | {:.2} | {applied} | {ready} | {} | {} / {} | {per:.2} | \
-             {:.1} ({:.0}%) | {:.0} / {:.0} |",
+             {writes:.1} | {:.1} ({:.0}%) | {:.0} / {:.0} |",
             o.members,
             o.mode.name(),
             o.submitted.as_secs_f64(),

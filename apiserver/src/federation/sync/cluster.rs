@@ -230,7 +230,7 @@ async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>,
             }
             for id in changed {
                 s.queue.add(id.clone());
-                shared.records.add(id);
+                shared.record(&id);
             }
         }
         loop {
@@ -255,7 +255,7 @@ async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>,
                         };
                         s.remember(&id, Some(o));
                         s.queue.add(id.clone());
-                        shared.records.add(id);
+                        shared.record(&id);
                     }
                     Ok(MemberEvent::Deleted(o)) => {
                         rv = object::meta_str(&o, "resourceVersion")
@@ -267,7 +267,7 @@ async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>,
                         };
                         s.remember(&id, None);
                         s.queue.add(id.clone());
-                        shared.records.add(id);
+                        shared.record(&id);
                     }
                     Ok(MemberEvent::Progress(r)) => rv = r,
                     Err(e) => {

@@ -633,7 +633,7 @@ fn dispatch(shared: &Shared, id: &ObjId, plan: Plan) {
             s.enqueue(id.clone());
         }
     }
-    shared.records.add(id.clone());
+    shared.record(id);
 }
 
 async fn add_finalizer(

@@ -136,15 +136,28 @@ pub struct Shared {
     pub placements: [Informer; 2],
     /// Objects to (re)schedule.
     pub objects: WorkQueue<ObjId>,
-    /// Objects whose Placement, status, Events and finalizer to write.
+    /// Objects whose Placement, status, Events and finalizer to write;
+    /// fed through [`Shared::record`].
     pub records: WorkQueue<ObjId>,
 }
+
+/// How long a change waits before it is recorded, so that the changes of
+/// one object on every cluster (its copies are applied, then become ready,
+/// at about the same time) make one Placement and status write instead of
+/// one each. It bounds the delay a change adds to what users read.
+pub const RECORD_DELAY: std::time::Duration = std::time::Duration::from_millis(100);
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Shared {
+    /// Queues `id` for recording within [`RECORD_DELAY`]; changes in that
+    /// window are recorded together.
+    pub fn record(&self, id: &ObjId) {
+        self.records.add_after(id.clone(), RECORD_DELAY);
+    }
+
     /// The plan of `id`, if it was planned.
     pub fn plan(&self, id: &ObjId) -> Option<Arc<Plan>> {
         lock(&self.plans).get(id).cloned()
@@ -179,7 +192,7 @@ impl Shared {
             changed
         };
         if changed {
-            self.records.add(id.clone());
+            self.record(id);
         }
     }
 
@@ -189,7 +202,7 @@ impl Shared {
             .remove(&(id.clone(), cluster.to_owned()))
             .is_some();
         if removed {
-            self.records.add(id.clone());
+            self.record(id);
         }
     }
 
