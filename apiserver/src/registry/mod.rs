@@ -10,6 +10,7 @@
 //! [`ApiError`]s. Controllers use the registry, never storage.
 
 mod admit;
+pub mod cache;
 pub mod conversion;
 pub mod custom;
 pub mod dry_run;
