@@ -95,6 +95,12 @@ impl Registry {
         validate_match(q)?;
         let prefix = key::prefix(res, ns);
         let (mut at, mut start_after) = (0, None);
+        // From the watch cache, as upstream's cacher: `""` (consistent:
+        // once the cache has the store's current revision), `0` and
+        // `NotOlderThan` (once it has that revision); `Exact`, the legacy
+        // exact match (`resourceVersion=N` with a limit) and continue tokens
+        // go to the store.
+        let mut from_cache = Some(CacheRead::Consistent);
         if let Some(token) = q.continue_token.as_deref().filter(|t| !t.is_empty()) {
             if q.resource_version
                 .as_deref()
@@ -105,6 +111,7 @@ impl Registry {
                 ));
             }
             let (rev, start) = decode_continue(token)?;
+            from_cache = None;
             at = rev;
             start_after = Some(format!("{prefix}{start}"));
         } else if let Some(rv) = q
@@ -116,12 +123,17 @@ impl Registry {
                 .parse::<i64>()
                 .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv}")))?;
             match q.resource_version_match.as_deref() {
-                Some("Exact") => at = rev,
-                None | Some("") | Some("NotOlderThan") => {
+                Some("Exact") => {
+                    from_cache = None;
+                    at = rev;
+                }
+                m @ (None | Some("") | Some("NotOlderThan")) => {
                     let current = self.store.current_revision().await.map_err(store_error)?;
                     if rev > current {
                         return Err(ApiError::resource_version_too_large(rev, current));
                     }
+                    from_cache = (m == Some("NotOlderThan") || q.limit == 0)
+                        .then_some(CacheRead::NotOlderThan(rev));
                 }
                 Some(other) => {
                     return Err(ApiError::bad_request(format!(
@@ -129,6 +141,13 @@ impl Registry {
                     )));
                 }
             }
+        } else if q.resource_version.as_deref() == Some("0") {
+            from_cache = Some(CacheRead::NotOlderThan(1));
+        }
+        if let Some(read) = from_cache
+            && let Some(page) = self.list_cached(res, &prefix, q, read).await?
+        {
+            return Ok(page);
         }
 
         let mut items = Vec::new();
@@ -186,6 +205,71 @@ impl Registry {
             revision,
             continue_token,
         })
+    }
+}
+
+/// How fresh a list from the watch cache must be.
+#[derive(Clone, Copy, Debug)]
+enum CacheRead {
+    /// At least the store's current revision.
+    Consistent,
+    /// At least this revision.
+    NotOlderThan(i64),
+}
+
+impl Registry {
+    /// One page from the watch cache, or `None` when the cache is off or
+    /// does not reach the wanted revision within its timeout (the store
+    /// serves the list then). Same page semantics as the store path: up to
+    /// `q.limit` matching items, and a continue token (pinned to the
+    /// cache's revision, which the store serves) when keys follow.
+    async fn list_cached(
+        &self,
+        res: &ResourceInfo,
+        prefix: &str,
+        q: &ListQuery,
+        read: CacheRead,
+    ) -> Result<Option<ListPage>, ApiError> {
+        let Some(cacher) = &self.cache else {
+            return Ok(None);
+        };
+        let cache = cacher.cache(&key::prefix(res, None));
+        let fresh = match read {
+            CacheRead::Consistent => cache.wait_fresh().await.map_err(store_error)?,
+            CacheRead::NotOlderThan(rev) => cache.wait_for(rev).await,
+        };
+        if !fresh {
+            return Ok(None);
+        }
+        let Some(snapshot) = cache.snapshot(prefix, None) else {
+            return Ok(None);
+        };
+        let mut items = Vec::new();
+        let mut last_key = None;
+        let mut more = false;
+        for kv in &snapshot.items {
+            if q.limit > 0 && items.len() >= q.limit {
+                more = true;
+                break;
+            }
+            let obj = Registry::decode(kv)?;
+            if q.filter.matches(res, &obj) {
+                items.push(obj);
+                last_key = Some(kv.key.as_str());
+            }
+        }
+        let continue_token = match (more, last_key) {
+            (true, Some(k)) => Some(encode_continue(
+                snapshot.revision,
+                k.strip_prefix(prefix).unwrap_or(k),
+            )),
+            _ => None,
+        };
+        Ok(Some(ListPage {
+            items,
+            revision: snapshot.revision,
+            continue_token,
+        }))
     }
 }
 

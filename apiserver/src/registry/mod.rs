@@ -125,6 +125,8 @@ pub struct Registry {
     services: Option<Arc<InMemoryAllocator>>,
     /// Decorates dry runs' answers ([`DryRunHook`]).
     dry_run_hook: Option<Arc<dyn DryRunHook>>,
+    /// The watch caches lists and watches are served from, if enabled.
+    cache: Option<Arc<cache::Cacher>>,
 }
 
 /// SHA-256 of `data`.
@@ -199,7 +201,21 @@ impl Registry {
             admission: Arc::new(Chain::new()),
             services: None,
             dry_run_hook: None,
+            cache: None,
         }
+    }
+
+    /// The same registry serving lists, `resourceVersion=0` gets and
+    /// watches from `cacher` (see `list.rs` and `watch.rs` for which reads
+    /// still go to the store).
+    pub fn with_watch_cache(mut self, cacher: Arc<cache::Cacher>) -> Self {
+        self.cache = Some(cacher);
+        self
+    }
+
+    /// The watch caches, if enabled.
+    pub fn watch_cache(&self) -> Option<&Arc<cache::Cacher>> {
+        self.cache.as_ref()
     }
 
     /// The same registry running `admission`'s chain on every create and

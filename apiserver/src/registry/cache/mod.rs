@@ -34,6 +34,9 @@ pub mod reflector;
 pub mod ring;
 pub mod watchers;
 
+#[cfg(test)]
+mod tests;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -272,6 +275,12 @@ impl WatchCache {
     pub fn get(&self, key: &str) -> Option<(Option<Arc<KeyValue>>, Revision)> {
         let state = lock(&self.state);
         (state.revision > 0).then(|| (state.index.get(key), state.revision))
+    }
+
+    /// The oldest revision a watch from the cache may start after (the
+    /// start of its window).
+    pub fn oldest(&self) -> Revision {
+        lock(&self.state).ring.start()
     }
 
     /// How many objects and events the cache holds, and its watchers.
