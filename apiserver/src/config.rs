@@ -245,7 +245,7 @@ pub struct Config {
     /// Serve lists and watches from an in-memory watch cache per resource
     /// (kube-apiserver's `--watch-cache`); `--watch-cache=false` reads the
     /// store for every request.
-    #[arg(long, default_value_t = false, action = clap::ArgAction::Set)]
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub watch_cache: bool,
 }
 
@@ -303,7 +303,7 @@ impl Config {
             service_node_port_range: 30000..=32767,
             access_log: true,
             etcd_count_metric_poll_period: std::time::Duration::from_secs(60),
-            watch_cache: false,
+            watch_cache: true,
         }
     }
 

@@ -174,7 +174,11 @@ async fn serve_resource(
             delete_collection(&state, &res, ns, call).await
         }
         (&Method::GET, Some(name), None) => {
-            let obj = state.registry.get(&res, ns.unwrap_or(""), name).await?;
+            let rv = call.query.get("resourceVersion");
+            let obj = state
+                .registry
+                .get_at(&res, ns.unwrap_or(""), name, rv)
+                .await?;
             get_response(&res, &obj, call)
         }
         (&Method::GET, Some(name), Some("status")) if res.status => {

@@ -184,21 +184,32 @@ impl Registry {
         prefix: &str,
         after: i64,
     ) -> Result<WatchStream, ApiError> {
-        if let Some(cacher) = &self.cache {
-            let cache = cacher.cache(&key::prefix(res, None));
-            cache.wait_for(1).await;
-            match cache.watch(prefix, after) {
-                CacheWatch::Stream(s) => return Ok(s),
-                CacheWatch::TooOld { requested, oldest } => {
-                    return Err(too_old(requested, oldest));
-                }
-                CacheWatch::Delegate => {}
-            }
-        }
-        match self.store.watch(prefix, after).await {
+        let from_store = async || match self.store.watch(prefix, after).await {
             Ok(s) => Ok(s),
             Err(StoreError::Compacted { compacted, .. }) => Err(too_old(after, compacted)),
             Err(e) => Err(store_error(e)),
+        };
+        let Some(cacher) = &self.cache else {
+            return from_store().await;
+        };
+        let cache = cacher.cache(&key::prefix(res, None));
+        cache.wait_for(1).await;
+        // A watch from the past is 410 when the store compacted that
+        // history, even if the cache's window still holds it: the store
+        // is asked (a watch start is cheap and fails at once), and its
+        // stream serves the watch if the cache cannot.
+        let probe = if after < cache.revision() {
+            Some(from_store().await?)
+        } else {
+            None
+        };
+        match cache.watch(prefix, after) {
+            CacheWatch::Stream(s) => Ok(s),
+            CacheWatch::TooOld { requested, oldest } => Err(too_old(requested, oldest)),
+            CacheWatch::Delegate => match probe {
+                Some(s) => Ok(s),
+                None => from_store().await,
+            },
         }
     }
 }

@@ -252,6 +252,19 @@ async fn run(ops: Vec<Op>, capacity: usize) {
                 let want = all_pages(&plain, &res, ns, at_q).await;
                 if matches!(rv, Rv::Empty) {
                     assert_eq!(first_rev, Some(current), "a consistent list is current");
+                    // The cache is current: a get at "0" reads what the
+                    // store holds.
+                    for ns in NAMESPACES {
+                        for i in 0..5 {
+                            let name = format!("cm-{i}");
+                            let got = cached.get_at(&res, ns, &name, Some("0")).await;
+                            let want = plain.get(&res, ns, &name).await;
+                            let code = |r: &Result<Value, ApiError>| {
+                                r.as_ref().map_err(|e| e.code().as_u16()).cloned()
+                            };
+                            assert_eq!(code(&got), code(&want), "get {ns}/{name}");
+                        }
+                    }
                 }
                 assert_eq!(
                     got, want,
