@@ -335,7 +335,7 @@ impl Registry {
         let cache = cacher.cache(&key::prefix(res, None));
         cache.wait_for(1).await;
         match cache.get(&key::object(res, ns, name)) {
-            Some((Some(kv), _)) => Registry::decode(&kv),
+            Some((Some(entry), _)) => Registry::decode(&entry.kv),
             Some((None, _)) => Err(ApiError::not_found(res.group, res.plural, name)),
             None => self.get_stored(res, ns, name).await,
         }

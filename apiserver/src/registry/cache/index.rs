@@ -4,15 +4,55 @@
 //! Pure: applying an event is a map insert or remove, no I/O.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
+use bytes::Bytes;
 use skein_storage::{EventKind, KeyValue, WatchEvent};
 
-/// Live keys in key order. Values are shared (`Arc<KeyValue>`, whose value
-/// is `bytes::Bytes`): a list snapshot copies pointers, never bytes.
+/// One cached object: its stored pair and, once a list asked for it, its
+/// encoding as a list item (so later lists splice bytes instead of
+/// re-encoding). A new version of the object is a new entry, so the
+/// encoding never goes stale.
+#[derive(Debug)]
+pub struct Entry {
+    /// The stored pair (the value is shared `bytes::Bytes`).
+    pub kv: KeyValue,
+    /// The list-item encoding and the API version it was made for.
+    encoded: OnceLock<(&'static str, Bytes)>,
+}
+
+impl Entry {
+    /// An entry for `kv`, not encoded yet.
+    pub fn new(kv: KeyValue) -> Entry {
+        Entry {
+            kv,
+            encoded: OnceLock::new(),
+        }
+    }
+
+    /// The object's list-item encoding for `api_version`: the one made
+    /// before, or `encode`'s (kept if it is the first).
+    pub fn encoded<E>(
+        &self,
+        api_version: &'static str,
+        encode: impl FnOnce() -> Result<Vec<u8>, E>,
+    ) -> Result<Bytes, E> {
+        if let Some((v, bytes)) = self.encoded.get()
+            && *v == api_version
+        {
+            return Ok(bytes.clone());
+        }
+        let bytes = Bytes::from(encode()?);
+        let _ = self.encoded.set((api_version, bytes.clone()));
+        Ok(bytes)
+    }
+}
+
+/// Live keys in key order. Entries are shared (`Arc`): a list snapshot
+/// copies pointers, never bytes.
 #[derive(Debug, Default)]
 pub struct Index {
-    items: BTreeMap<String, Arc<KeyValue>>,
+    items: BTreeMap<String, Arc<Entry>>,
 }
 
 impl Index {
@@ -21,30 +61,30 @@ impl Index {
         Index {
             items: items
                 .into_iter()
-                .map(|kv| (kv.key.clone(), Arc::new(kv)))
+                .map(|kv| (kv.key.clone(), Arc::new(Entry::new(kv))))
                 .collect(),
         }
     }
 
     /// Applies one change: a put stores the new pair, a delete removes the
     /// key. Returns the pair the key held before, if any.
-    pub fn apply(&mut self, event: &WatchEvent) -> Option<Arc<KeyValue>> {
+    pub fn apply(&mut self, event: &WatchEvent) -> Option<Arc<Entry>> {
         match event.kind {
             EventKind::Put => self
                 .items
-                .insert(event.kv.key.clone(), Arc::new(event.kv.clone())),
+                .insert(event.kv.key.clone(), Arc::new(Entry::new(event.kv.clone()))),
             EventKind::Delete => self.items.remove(&event.kv.key),
         }
     }
 
     /// The pair stored at `key`.
-    pub fn get(&self, key: &str) -> Option<Arc<KeyValue>> {
+    pub fn get(&self, key: &str) -> Option<Arc<Entry>> {
         self.items.get(key).cloned()
     }
 
     /// Every pair whose key starts with `prefix` and is greater than
     /// `start_after` (if given), in key order.
-    pub fn range(&self, prefix: &str, start_after: Option<&str>) -> Vec<Arc<KeyValue>> {
+    pub fn range(&self, prefix: &str, start_after: Option<&str>) -> Vec<Arc<Entry>> {
         use std::ops::Bound;
         let lower = match start_after {
             Some(k) if k >= prefix => Bound::Excluded(k.to_string()),
@@ -70,8 +110,6 @@ impl Index {
 
 #[cfg(test)]
 mod tests {
-    use bytes::Bytes;
-
     use super::*;
 
     fn kv(key: &str, rev: i64) -> KeyValue {
@@ -87,7 +125,7 @@ mod tests {
     #[test]
     fn ranges_respect_prefix_and_start_after() {
         let mut idx = Index::from_items(vec![kv("/a/ns1/x", 2), kv("/a/ns2/y", 3), kv("/b/z", 4)]);
-        let keys = |v: Vec<Arc<KeyValue>>| v.iter().map(|k| k.key.clone()).collect::<Vec<_>>();
+        let keys = |v: Vec<Arc<Entry>>| v.iter().map(|e| e.kv.key.clone()).collect::<Vec<_>>();
         assert_eq!(keys(idx.range("/a/", None)), ["/a/ns1/x", "/a/ns2/y"]);
         assert_eq!(keys(idx.range("/a/", Some("/a/ns1/x"))), ["/a/ns2/y"]);
         assert_eq!(keys(idx.range("/a/ns1/", None)), ["/a/ns1/x"]);

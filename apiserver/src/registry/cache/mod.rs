@@ -42,7 +42,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use futures::StreamExt;
-use skein_storage::{KeyValue, Revision, Store, WatchMessage, WatchStream};
+use skein_storage::{Revision, Store, WatchMessage, WatchStream};
 use tokio::sync::watch;
 
 use index::Index;
@@ -147,8 +147,8 @@ struct State {
 /// A list read from the cache.
 #[derive(Clone, Debug)]
 pub struct Snapshot {
-    /// Pairs under the asked prefix, in key order.
-    pub items: Vec<Arc<KeyValue>>,
+    /// Entries under the asked prefix, in key order.
+    pub items: Vec<Arc<index::Entry>>,
     /// The revision they reflect.
     pub revision: Revision,
 }
@@ -272,7 +272,7 @@ impl WatchCache {
 
     /// The pair at `key` and the cache's revision; `None` before the first
     /// list.
-    pub fn get(&self, key: &str) -> Option<(Option<Arc<KeyValue>>, Revision)> {
+    pub fn get(&self, key: &str) -> Option<(Option<Arc<index::Entry>>, Revision)> {
         let state = lock(&self.state);
         (state.revision > 0).then(|| (state.index.get(key), state.revision))
     }

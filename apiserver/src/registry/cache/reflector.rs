@@ -113,7 +113,7 @@ impl WatchCache {
                 }
                 let before = state.index.apply(&event);
                 if event.prev.is_none() {
-                    event.prev = before.map(|kv| (*kv).clone());
+                    event.prev = before.map(|e| e.kv.clone());
                 }
                 state.watchers.event(&event);
                 state.ring.push(event);
