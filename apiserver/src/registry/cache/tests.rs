@@ -431,3 +431,131 @@ async fn a_slow_watcher_is_closed_and_blocks_nobody() {
     );
     assert_eq!(cache.sizes().0, 20);
 }
+
+/// A store whose watches fail with `Compacted` when told to.
+struct Flaky {
+    inner: Arc<dyn Store>,
+    fail: Arc<tokio::sync::Notify>,
+}
+
+#[async_trait::async_trait]
+impl Store for Flaky {
+    async fn get(&self, key: &str) -> skein_storage::Result<skein_storage::KeyValue> {
+        self.inner.get(key).await
+    }
+    async fn list(
+        &self,
+        prefix: &str,
+        opts: skein_storage::ListOptions,
+    ) -> skein_storage::Result<skein_storage::ListResult> {
+        self.inner.list(prefix, opts).await
+    }
+    async fn create(
+        &self,
+        key: &str,
+        value: &[u8],
+    ) -> skein_storage::Result<skein_storage::KeyValue> {
+        self.inner.create(key, value).await
+    }
+    async fn update(
+        &self,
+        key: &str,
+        value: &[u8],
+        expected: i64,
+    ) -> skein_storage::Result<skein_storage::KeyValue> {
+        self.inner.update(key, value, expected).await
+    }
+    async fn delete(
+        &self,
+        key: &str,
+        expected: Option<i64>,
+    ) -> skein_storage::Result<(skein_storage::KeyValue, i64)> {
+        self.inner.delete(key, expected).await
+    }
+    async fn watch(
+        &self,
+        prefix: &str,
+        after: i64,
+    ) -> skein_storage::Result<skein_storage::WatchStream> {
+        let events = self.inner.watch(prefix, after).await?;
+        let fail = self.fail.clone();
+        let failure = futures::stream::once(async move {
+            fail.notified().await;
+            Err(skein_storage::Error::Compacted {
+                requested: after,
+                compacted: after + 1,
+            })
+        });
+        Ok(futures::stream::select(events, failure).boxed())
+    }
+    async fn compact(&self, revision: i64) -> skein_storage::Result<()> {
+        self.inner.compact(revision).await
+    }
+    async fn current_revision(&self) -> skein_storage::Result<i64> {
+        self.inner.current_revision().await
+    }
+    fn request_progress(&self) {
+        self.inner.request_progress();
+    }
+    async fn close(&self) {
+        self.inner.close().await;
+    }
+}
+
+/// A cache whose store watch says "compacted" relists and goes on; its
+/// watchers are closed (they re-watch), never left with a gap.
+#[tokio::test]
+async fn a_compacted_store_watch_relists_and_closes_watchers() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let inner: Arc<dyn Store> =
+        EmbeddedStore::open(&dir.path().join("store.redb"), EmbeddedOptions::default())
+            .await
+            .expect("open store");
+    let fail = Arc::new(tokio::sync::Notify::new());
+    let store: Arc<dyn Store> = Arc::new(Flaky {
+        inner: inner.clone(),
+        fail: fail.clone(),
+    });
+    let cacher = Cacher::new(store.clone(), CacheConfig::default());
+    let prefix = "/registry/core/configmaps/";
+    let cache = cacher.cache(prefix);
+    assert!(cache.wait_for(1).await);
+    let super::CacheWatch::Stream(mut w) = cache.watch(prefix, cache.revision()) else {
+        panic!("the cache serves a watch from its own revision");
+    };
+    store
+        .create(&key("a", "one"), &object("a", "one", "x", 1))
+        .await
+        .expect("write");
+    let first = tokio::time::timeout(Duration::from_secs(5), w.next())
+        .await
+        .expect("an event");
+    assert!(matches!(
+        first,
+        Some(Ok(skein_storage::WatchMessage::Event(_)))
+    ));
+    fail.notify_one();
+    loop {
+        match tokio::time::timeout(Duration::from_secs(5), w.next())
+            .await
+            .expect("the watcher is closed on relist")
+        {
+            None => break,
+            Some(Ok(skein_storage::WatchMessage::Progress(_))) => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    store
+        .create(&key("a", "two"), &object("a", "two", "x", 2))
+        .await
+        .expect("write");
+    assert!(cache.wait_fresh().await.expect("revision"));
+    let names: Vec<_> = cache
+        .snapshot(prefix, None)
+        .expect("listed")
+        .items
+        .iter()
+        .map(|e| e.kv.key.clone())
+        .collect();
+    assert_eq!(names, [key("a", "one"), key("a", "two")]);
+}
