@@ -70,7 +70,7 @@ impl Default for CacheConfig {
             capacity: ring::DEFAULT_CAPACITY,
             watcher_buffer: 1024,
             fresh_timeout: Duration::from_secs(3),
-            progress_every: Duration::from_secs(5),
+            progress_every: Duration::from_secs(4),
         }
     }
 }

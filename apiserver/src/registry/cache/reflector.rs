@@ -120,10 +120,13 @@ impl WatchCache {
                 rev
             }
             WatchMessage::Progress(rev) => {
-                if rev <= state.revision {
+                // Forwarded even when the cache already reflects `rev`:
+                // it is what lets an idle watcher's client bookmark.
+                let rev = rev.max(state.revision);
+                state.watchers.progress(rev, Instant::now());
+                if rev == state.revision {
                     return;
                 }
-                state.watchers.progress(rev, Instant::now());
                 rev
             }
         };

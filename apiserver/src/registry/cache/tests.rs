@@ -559,3 +559,40 @@ async fn a_compacted_store_watch_relists_and_closes_watchers() {
         .collect();
     assert_eq!(names, [key("a", "one"), key("a", "two")]);
 }
+
+/// A watcher of an idle prefix gets progress (its client's bookmarks) from
+/// the store's periodic progress, even at the revision it started from.
+#[tokio::test]
+async fn idle_watchers_get_progress() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store: Arc<dyn Store> = EmbeddedStore::open(
+        &dir.path().join("store.redb"),
+        EmbeddedOptions {
+            progress_interval: Duration::from_millis(100),
+            ..EmbeddedOptions::default()
+        },
+    )
+    .await
+    .expect("open store");
+    let cacher = Cacher::new(
+        store.clone(),
+        CacheConfig {
+            progress_every: Duration::from_millis(50),
+            ..CacheConfig::default()
+        },
+    );
+    let prefix = "/registry/core/configmaps/";
+    let cache = cacher.cache(prefix);
+    assert!(cache.wait_for(1).await);
+    let start = cache.revision();
+    let super::CacheWatch::Stream(mut w) = cache.watch(prefix, start) else {
+        panic!("the cache serves a watch from its own revision");
+    };
+    let got = tokio::time::timeout(Duration::from_secs(5), w.next())
+        .await
+        .expect("progress within 5 s");
+    assert!(
+        matches!(got, Some(Ok(skein_storage::WatchMessage::Progress(r))) if r >= start),
+        "{got:?}"
+    );
+}

@@ -112,7 +112,7 @@ impl Watchers {
         }
         self.last_progress = Some(now);
         self.list.retain(|w| {
-            if revision > w.after {
+            if revision >= w.after {
                 !matches!(
                     w.tx.try_send(WatchMessage::Progress(revision)),
                     Err(mpsc::error::TrySendError::Closed(_))
