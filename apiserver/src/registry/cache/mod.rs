@@ -5,16 +5,18 @@
 //! - [`Cacher`] holds one [`WatchCache`] per resource prefix
 //!   (`/registry/<group>/<resource>/`), started on first use. Namespaced
 //!   reads use the resource's cache and a narrower key prefix.
-//! - A cache's [reflector](reflector) lists the prefix, then watches the
+//! - A cache's [`reflector`] lists the prefix, then watches the
 //!   store from the list's revision: the store holds ONE watch per cached
 //!   resource, whatever the number of clients. When that watch fails it
 //!   re-watches from the cache's revision; when the store says the history
 //!   is compacted it relists, and every watcher of the cache is closed (its
 //!   client re-watches and gets a continuous stream or a 410, never a gap).
-//! - The [index](index) maps each live key to its stored pair (`Arc`, bytes
-//!   shared as `bytes::Bytes`); selectors are evaluated by the registry on
+//! - The [`index`] maps each live key to an [`index::Entry`]: its
+//!   stored pair (`Arc`, bytes shared as `bytes::Bytes`) and, once a list
+//!   asked for it, its JSON list-item encoding, which later lists splice
+//!   (`Registry::list_encoded`). Selectors are evaluated by the registry on
 //!   the decoded objects, outside the cache's lock.
-//! - The [ring](ring) holds the last [`CacheConfig::capacity`] events, each
+//! - The [`ring`] holds the last [`CacheConfig::capacity`] events, each
 //!   with its revision, previous pair and new pair.
 //! - [`WatchCache::revision`] is the revision the cache reflects: every
 //!   change up to it is in the index. It advances on events and on the
