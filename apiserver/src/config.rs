@@ -241,6 +241,12 @@ pub struct Config {
     /// (kube-apiserver's `--etcd-count-metric-poll-period`); `0s` disables it.
     #[arg(long, default_value = "1m", value_parser = parse_duration)]
     pub etcd_count_metric_poll_period: std::time::Duration,
+
+    /// Serve lists and watches from an in-memory watch cache per resource
+    /// (kube-apiserver's `--watch-cache`); `--watch-cache=false` reads the
+    /// store for every request.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub watch_cache: bool,
 }
 
 /// Parses Go-style durations as kube-apiserver flags take them: `300ms`,
@@ -297,6 +303,7 @@ impl Config {
             service_node_port_range: 30000..=32767,
             access_log: true,
             etcd_count_metric_poll_period: std::time::Duration::from_secs(60),
+            watch_cache: true,
         }
     }
 

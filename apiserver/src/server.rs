@@ -90,6 +90,12 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let admission = crate::admission::with_service_accounts(admission, accounts.clone());
     let allocator = admission.services.clone();
     let mut registry = crate::registry::Registry::new(store.clone()).with_admission(admission);
+    if config.watch_cache {
+        registry = registry.with_watch_cache(crate::registry::cache::Cacher::new(
+            store.clone(),
+            crate::registry::cache::CacheConfig::default(),
+        ));
+    }
     if config.role == Role::ControlPlane {
         registry = registry.with_dry_run_hook(crate::federation::preview::hook(
             config.members.grace_period,

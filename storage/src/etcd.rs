@@ -86,6 +86,9 @@ pub struct EtcdStore {
     kv_client: etcd_client::KvClient,
     opts: EtcdOptions,
     compactor: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// Bumped by [`Store::request_progress`]: every watch task sends etcd a
+    /// progress request.
+    progress_requests: tokio::sync::watch::Sender<u64>,
 }
 
 impl EtcdStore {
@@ -114,6 +117,7 @@ impl EtcdStore {
             kv_client,
             opts,
             compactor: std::sync::Mutex::new(None),
+            progress_requests: tokio::sync::watch::Sender::new(0),
         });
         // Fail fast if no endpoint answers.
         store.current_revision().await?;
@@ -451,12 +455,21 @@ impl Store for EtcdStore {
         let prefix = self.opts.prefix.clone();
         let interval = self.opts.progress_interval;
         let (tx, rx) = tokio::sync::mpsc::channel::<Result<WatchMessage>>(256);
+        let mut asked = self.progress_requests.subscribe();
+        asked.mark_unchanged();
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(interval);
             tick.tick().await;
             loop {
                 tokio::select! {
                     _ = tx.closed() => return,
+                    // The store (its sender) is gone: the periodic tick remains.
+                    Ok(()) = asked.changed() => {
+                        if sender.request_progress().await.is_err() {
+                            let _ = tx.send(Err(Error::Unavailable("etcd watch ended".into()))).await;
+                            return;
+                        }
+                    }
                     _ = tick.tick() => {
                         if sender.request_progress().await.is_err() {
                             let _ = tx.send(Err(Error::Unavailable("etcd watch ended".into()))).await;
@@ -503,6 +516,11 @@ impl Store for EtcdStore {
             }
             Err(e) => Err(e),
         }
+    }
+
+    fn request_progress(&self) {
+        self.progress_requests
+            .send_modify(|n| *n = n.wrapping_add(1));
     }
 
     async fn current_revision(&self) -> Result<Revision> {

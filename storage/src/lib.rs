@@ -109,6 +109,16 @@ pub trait Store: Send + Sync + 'static {
     /// The store's current revision (the revision of the newest change).
     async fn current_revision(&self) -> Result<Revision>;
 
+    /// Asks every live watch to report its progress soon
+    /// ([`WatchMessage::Progress`] with the revision it has delivered up
+    /// to), as etcd's `RequestProgress`. A watch of an idle prefix then
+    /// learns the store's revision without waiting for its periodic
+    /// progress message: a watch cache waiting for a consistent read calls
+    /// this. A hint only: it never fails, a watch that is replaying or has
+    /// undelivered events may answer later, and a backend may do nothing
+    /// (the default), leaving the periodic messages.
+    fn request_progress(&self) {}
+
     /// Flushes and stops background work. Later calls fail with
     /// [`Error::Unavailable`]. Idempotent.
     async fn close(&self);

@@ -515,3 +515,57 @@ mod suite {
         }
     }
 }
+
+/// `request_progress` reaches an idle prefix's watch long before its
+/// periodic progress message (the interval here is an hour): what a watch
+/// cache waiting for a consistent read relies on.
+mod requested_progress {
+    use super::*;
+    use skein_storage::embedded::{EmbeddedOptions, EmbeddedStore};
+    use skein_storage::etcd::EtcdStore;
+
+    const HOUR: Duration = Duration::from_secs(3600);
+
+    async fn check(s: Arc<dyn Store>) {
+        let cur = s.current_revision().await.unwrap();
+        let mut w = s.watch("/rp/idle/", cur).await.unwrap();
+        let busy = s.create("/rp/busy", b"x").await.unwrap();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            s.request_progress();
+            match tokio::time::timeout(Duration::from_millis(100), w.next()).await {
+                Ok(Some(Ok(WatchMessage::Progress(rev)))) if rev >= busy.mod_revision => return,
+                Ok(Some(Ok(WatchMessage::Progress(_)))) | Err(_) => {}
+                other => panic!(
+                    "expected progress up to {}, got {other:?}",
+                    busy.mod_revision
+                ),
+            }
+            assert!(tokio::time::Instant::now() < deadline, "no progress");
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn embedded() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = EmbeddedOptions {
+            progress_interval: HOUR,
+            ..crate::support::embedded_options()
+        };
+        let store = EmbeddedStore::open(&dir.path().join("store.redb"), opts)
+            .await
+            .unwrap();
+        check(store).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn etcd() {
+        let etcd = tokio::task::spawn_blocking(skein_tests::etcd::Etcd::start)
+            .await
+            .unwrap();
+        let mut opts = crate::support::etcd_options(&etcd, "/skein-rp");
+        opts.progress_interval = HOUR;
+        let store = EtcdStore::connect(opts).await.unwrap();
+        check(store).await;
+    }
+}

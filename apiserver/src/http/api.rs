@@ -174,7 +174,11 @@ async fn serve_resource(
             delete_collection(&state, &res, ns, call).await
         }
         (&Method::GET, Some(name), None) => {
-            let obj = state.registry.get(&res, ns.unwrap_or(""), name).await?;
+            let rv = call.query.get("resourceVersion");
+            let obj = state
+                .registry
+                .get_at(&res, ns.unwrap_or(""), name, rv)
+                .await?;
             get_response(&res, &obj, call)
         }
         (&Method::GET, Some(name), Some("status")) if res.status => {
@@ -394,8 +398,19 @@ async fn list(
         resource_version: q.get("resourceVersion").map(str::to_string),
         resource_version_match: q.get("resourceVersionMatch").map(str::to_string),
     };
+    let table = wants_table(&call.headers);
+    if !table && let Some(page) = state.registry.list_encoded(res, ns, &query).await? {
+        // From the watch cache: the items' bytes are spliced, not encoded.
+        let mut metadata = json!({"resourceVersion": page.revision.to_string()});
+        if let Some(c) = &page.continue_token {
+            metadata["continue"] = json!(c);
+        }
+        let body =
+            crate::wire::list_spliced(res.list_kind, res.api_version, &metadata, &page.items);
+        return Ok(json_response(StatusCode::OK, body, &deprecation(res)));
+    }
     let page = state.registry.list(res, ns, &query).await?;
-    if wants_table(&call.headers) {
+    if table {
         let include = include_object(q)?;
         let meta = crate::table::ListMeta {
             resource_version: page.revision.to_string(),

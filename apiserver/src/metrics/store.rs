@@ -123,6 +123,10 @@ impl Store for MetricsStore {
         self.inner.current_revision().await
     }
 
+    fn request_progress(&self) {
+        self.inner.request_progress();
+    }
+
     async fn close(&self) {
         self.inner.close().await;
     }

@@ -5,6 +5,9 @@ use base64::Engine;
 use serde_json::{Value, json};
 use skein_storage::{Error as StoreError, ListOptions};
 
+use std::sync::Arc;
+
+use super::cache::index::Entry;
 use super::{Filter, Registry, ResourceInfo, key, store_error};
 use crate::status::ApiError;
 
@@ -94,41 +97,15 @@ impl Registry {
     ) -> Result<ListPage, ApiError> {
         validate_match(q)?;
         let prefix = key::prefix(res, ns);
-        let (mut at, mut start_after) = (0, None);
-        if let Some(token) = q.continue_token.as_deref().filter(|t| !t.is_empty()) {
-            if q.resource_version
-                .as_deref()
-                .is_some_and(|rv| !rv.is_empty())
-            {
-                return Err(ApiError::bad_request(
-                    "specifying resource version is not allowed when using continue",
-                ));
-            }
-            let (rev, start) = decode_continue(token)?;
-            at = rev;
-            start_after = Some(format!("{prefix}{start}"));
-        } else if let Some(rv) = q
-            .resource_version
-            .as_deref()
-            .filter(|rv| !rv.is_empty() && *rv != "0")
+        let Route {
+            from_cache,
+            at,
+            mut start_after,
+        } = self.route(&prefix, q).await?;
+        if let Some(read) = from_cache
+            && let Some(page) = self.list_cached(res, &prefix, q, read).await?
         {
-            let rev = rv
-                .parse::<i64>()
-                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv}")))?;
-            match q.resource_version_match.as_deref() {
-                Some("Exact") => at = rev,
-                None | Some("") | Some("NotOlderThan") => {
-                    let current = self.store.current_revision().await.map_err(store_error)?;
-                    if rev > current {
-                        return Err(ApiError::resource_version_too_large(rev, current));
-                    }
-                }
-                Some(other) => {
-                    return Err(ApiError::bad_request(format!(
-                        "resourceVersionMatch: Unsupported value: \"{other}\": supported values: \"Exact\", \"NotOlderThan\""
-                    )));
-                }
-            }
+            return Ok(page);
         }
 
         let mut items = Vec::new();
@@ -186,6 +163,223 @@ impl Registry {
             revision,
             continue_token,
         })
+    }
+}
+
+/// Where a list is read from: the cache (how fresh), or the store (at which
+/// revision, after which key).
+struct Route {
+    from_cache: Option<CacheRead>,
+    at: i64,
+    start_after: Option<String>,
+}
+
+/// A page from the cache: the matching entries (with the decoded object
+/// when the filter needed it), the revision and the continue token.
+struct CachedPage {
+    entries: Vec<(Arc<Entry>, Option<Value>)>,
+    revision: i64,
+    continue_token: Option<String>,
+}
+
+/// A page of list items already encoded as JSON list items (see
+/// [`Registry::list_encoded`]).
+#[derive(Clone, Debug)]
+pub struct EncodedPage {
+    /// Each matching object's encoding as a list item, in key order.
+    pub items: Vec<bytes::Bytes>,
+    /// The revision the page was read at.
+    pub revision: i64,
+    /// Token for the next page, if any.
+    pub continue_token: Option<String>,
+}
+
+impl Registry {
+    /// Decides where a list of `prefix` is read from.
+    async fn route(&self, prefix: &str, q: &ListQuery) -> Result<Route, ApiError> {
+        let (mut at, mut start_after) = (0, None);
+        // From the watch cache, as upstream's cacher: `""` (consistent:
+        // once the cache has the store's current revision), `0` and
+        // `NotOlderThan` (once it has that revision); `Exact`, the legacy
+        // exact match (`resourceVersion=N` with a limit) and continue tokens
+        // go to the store.
+        let mut from_cache = Some(CacheRead::Consistent);
+        if let Some(token) = q.continue_token.as_deref().filter(|t| !t.is_empty()) {
+            if q.resource_version
+                .as_deref()
+                .is_some_and(|rv| !rv.is_empty())
+            {
+                return Err(ApiError::bad_request(
+                    "specifying resource version is not allowed when using continue",
+                ));
+            }
+            let (rev, start) = decode_continue(token)?;
+            from_cache = None;
+            at = rev;
+            start_after = Some(format!("{prefix}{start}"));
+        } else if let Some(rv) = q
+            .resource_version
+            .as_deref()
+            .filter(|rv| !rv.is_empty() && *rv != "0")
+        {
+            let rev = rv
+                .parse::<i64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv}")))?;
+            match q.resource_version_match.as_deref() {
+                Some("Exact") => {
+                    from_cache = None;
+                    at = rev;
+                }
+                m @ (None | Some("") | Some("NotOlderThan")) => {
+                    let current = self.store.current_revision().await.map_err(store_error)?;
+                    if rev > current {
+                        return Err(ApiError::resource_version_too_large(rev, current));
+                    }
+                    from_cache = (m == Some("NotOlderThan") || q.limit == 0)
+                        .then_some(CacheRead::NotOlderThan(rev));
+                }
+                Some(other) => {
+                    return Err(ApiError::bad_request(format!(
+                        "resourceVersionMatch: Unsupported value: \"{other}\": supported values: \"Exact\", \"NotOlderThan\""
+                    )));
+                }
+            }
+        } else if q.resource_version.as_deref() == Some("0") {
+            from_cache = Some(CacheRead::NotOlderThan(1));
+        }
+        Ok(Route {
+            from_cache,
+            at,
+            start_after,
+        })
+    }
+
+    /// A list served by splicing the cache's encoded items, when that is
+    /// possible: the cache is on, `res` is a built-in resource served in
+    /// its storage version (no conversion), and the list is one the cache
+    /// serves. `None` otherwise: the caller uses [`Registry::list`]. Items
+    /// are the bytes `crate::wire::list` would write for the same objects.
+    pub async fn list_encoded(
+        &self,
+        res: &ResourceInfo,
+        ns: Option<&str>,
+        q: &ListQuery,
+    ) -> Result<Option<EncodedPage>, ApiError> {
+        if self.cache.is_none() || res.custom.is_some() || super::converted(res)?.is_some() {
+            return Ok(None);
+        }
+        validate_match(q)?;
+        let prefix = key::prefix(res, ns);
+        let Some(read) = self.route(&prefix, q).await?.from_cache else {
+            return Ok(None);
+        };
+        let Some(page) = self.cached_page(res, &prefix, q, read, false).await? else {
+            return Ok(None);
+        };
+        let mut items = Vec::with_capacity(page.entries.len());
+        for (entry, obj) in page.entries {
+            let bytes = entry.encoded(res.api_version, || {
+                let obj = match obj {
+                    Some(o) => o,
+                    None => Registry::decode(&entry.kv)?,
+                };
+                Ok::<_, ApiError>(crate::wire::list_item(res.api_version, res.kind, &obj))
+            })?;
+            items.push(bytes);
+        }
+        Ok(Some(EncodedPage {
+            items,
+            revision: page.revision,
+            continue_token: page.continue_token,
+        }))
+    }
+}
+
+/// How fresh a list from the watch cache must be.
+#[derive(Clone, Copy, Debug)]
+enum CacheRead {
+    /// At least the store's current revision.
+    Consistent,
+    /// At least this revision.
+    NotOlderThan(i64),
+}
+
+impl Registry {
+    /// One page from the watch cache, or `None` when the cache is off or
+    /// does not reach the wanted revision within its timeout (the store
+    /// serves the list then). Same page semantics as the store path: up to
+    /// `q.limit` matching items, and a continue token (pinned to the
+    /// cache's revision, which the store serves) when keys follow.
+    async fn list_cached(
+        &self,
+        res: &ResourceInfo,
+        prefix: &str,
+        q: &ListQuery,
+        read: CacheRead,
+    ) -> Result<Option<ListPage>, ApiError> {
+        let Some(page) = self.cached_page(res, prefix, q, read, true).await? else {
+            return Ok(None);
+        };
+        Ok(Some(ListPage {
+            items: page.entries.into_iter().filter_map(|(_, o)| o).collect(),
+            revision: page.revision,
+            continue_token: page.continue_token,
+        }))
+    }
+
+    /// The entries of one page from the cache (`decode_all`: with every
+    /// decoded object, else only those the filter decoded), or `None` when
+    /// the cache is off or not fresh enough in time.
+    async fn cached_page(
+        &self,
+        res: &ResourceInfo,
+        prefix: &str,
+        q: &ListQuery,
+        read: CacheRead,
+        decode_all: bool,
+    ) -> Result<Option<CachedPage>, ApiError> {
+        let Some(cacher) = &self.cache else {
+            return Ok(None);
+        };
+        let cache = cacher.cache(&key::prefix(res, None));
+        let fresh = match read {
+            CacheRead::Consistent => cache.wait_fresh().await.map_err(store_error)?,
+            CacheRead::NotOlderThan(rev) => cache.wait_for(rev).await,
+        };
+        if !fresh {
+            return Ok(None);
+        }
+        let Some(snapshot) = cache.snapshot(prefix, None) else {
+            return Ok(None);
+        };
+        let mut entries = Vec::new();
+        let mut more = false;
+        for entry in snapshot.items {
+            if q.limit > 0 && entries.len() >= q.limit {
+                more = true;
+                break;
+            }
+            if q.filter.is_empty() && !decode_all {
+                entries.push((entry, None));
+                continue;
+            }
+            let obj = Registry::decode(&entry.kv)?;
+            if q.filter.matches(res, &obj) {
+                entries.push((entry, Some(obj)));
+            }
+        }
+        let continue_token = match (more, entries.last()) {
+            (true, Some((e, _))) => Some(encode_continue(
+                snapshot.revision,
+                e.kv.key.strip_prefix(prefix).unwrap_or(&e.kv.key),
+            )),
+            _ => None,
+        };
+        Ok(Some(CachedPage {
+            entries,
+            revision: snapshot.revision,
+            continue_token,
+        }))
     }
 }
 

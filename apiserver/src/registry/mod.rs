@@ -10,6 +10,7 @@
 //! [`ApiError`]s. Controllers use the registry, never storage.
 
 mod admit;
+pub mod cache;
 pub mod conversion;
 pub mod custom;
 pub mod dry_run;
@@ -124,6 +125,8 @@ pub struct Registry {
     services: Option<Arc<InMemoryAllocator>>,
     /// Decorates dry runs' answers ([`DryRunHook`]).
     dry_run_hook: Option<Arc<dyn DryRunHook>>,
+    /// The watch caches lists and watches are served from, if enabled.
+    cache: Option<Arc<cache::Cacher>>,
 }
 
 /// SHA-256 of `data`.
@@ -198,7 +201,21 @@ impl Registry {
             admission: Arc::new(Chain::new()),
             services: None,
             dry_run_hook: None,
+            cache: None,
         }
+    }
+
+    /// The same registry serving lists, `resourceVersion=0` gets and
+    /// watches from `cacher` (see `list.rs` and `watch.rs` for which reads
+    /// still go to the store).
+    pub fn with_watch_cache(mut self, cacher: Arc<cache::Cacher>) -> Self {
+        self.cache = Some(cacher);
+        self
+    }
+
+    /// The watch caches, if enabled.
+    pub fn watch_cache(&self) -> Option<&Arc<cache::Cacher>> {
+        self.cache.as_ref()
     }
 
     /// The same registry running `admission`'s chain on every create and
@@ -277,6 +294,50 @@ impl Registry {
         match converted(res)? {
             None => self.get_stored(res, ns, name).await,
             Some((stored, c)) => Ok((c.from_storage)(self.get_stored(&stored, ns, name).await?)),
+        }
+    }
+
+    /// Reads one object as [`Registry::get`], honouring the request's
+    /// `resourceVersion`: `0` ("any") is served from the watch cache when it
+    /// is on, as upstream's cacher; anything else reads the store's latest
+    /// state (which satisfies every "not older than").
+    pub async fn get_at(
+        &self,
+        res: &ResourceInfo,
+        ns: &str,
+        name: &str,
+        resource_version: Option<&str>,
+    ) -> Result<Value, ApiError> {
+        if resource_version != Some("0") || self.cache.is_none() {
+            return self.get(res, ns, name).await;
+        }
+        if let Some(c) = &res.custom {
+            let obj = self.get_cached(res, ns, name).await?;
+            return c.present_one(res.api_version, obj).await;
+        }
+        match converted(res)? {
+            None => self.get_cached(res, ns, name).await,
+            Some((stored, c)) => Ok((c.from_storage)(self.get_cached(&stored, ns, name).await?)),
+        }
+    }
+
+    /// Reads one object of a storage-version row from the watch cache (the
+    /// store when the cache is off or has not listed yet).
+    async fn get_cached(
+        &self,
+        res: &ResourceInfo,
+        ns: &str,
+        name: &str,
+    ) -> Result<Value, ApiError> {
+        let Some(cacher) = &self.cache else {
+            return self.get_stored(res, ns, name).await;
+        };
+        let cache = cacher.cache(&key::prefix(res, None));
+        cache.wait_for(1).await;
+        match cache.get(&key::object(res, ns, name)) {
+            Some((Some(entry), _)) => Registry::decode(&entry.kv),
+            Some((None, _)) => Err(ApiError::not_found(res.group, res.plural, name)),
+            None => self.get_stored(res, ns, name).await,
         }
     }
 

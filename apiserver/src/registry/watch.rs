@@ -13,6 +13,7 @@ use futures::{StreamExt, stream};
 use serde_json::Value;
 use skein_storage::{Error as StoreError, EventKind, WatchMessage, WatchStream};
 
+use super::cache::CacheWatch;
 use super::object::Header;
 use super::{Filter, Registry, ResourceInfo, key, list::ListQuery, store_error};
 use crate::status::{ApiError, Cause};
@@ -155,11 +156,7 @@ impl Registry {
                 .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv}")))?
         };
         let prefix = key::prefix(res, ns);
-        let events = match self.store.watch(&prefix, after).await {
-            Ok(s) => s,
-            Err(StoreError::Compacted { compacted, .. }) => return Err(too_old(after, compacted)),
-            Err(e) => return Err(store_error(e)),
-        };
+        let events = self.events(res, &prefix, after).await?;
         let state = State {
             res: res.clone(),
             filter: q.filter,
@@ -173,6 +170,47 @@ impl Registry {
             Some((item, s))
         })
         .boxed())
+    }
+}
+
+impl Registry {
+    /// The changes under `prefix` (of `res`) after `after`: from the watch
+    /// cache when it is on and its window holds `after` (410 when the
+    /// window slid past it, as upstream), else from the store (410 when
+    /// the store compacted that history).
+    async fn events(
+        &self,
+        res: &ResourceInfo,
+        prefix: &str,
+        after: i64,
+    ) -> Result<WatchStream, ApiError> {
+        let from_store = async || match self.store.watch(prefix, after).await {
+            Ok(s) => Ok(s),
+            Err(StoreError::Compacted { compacted, .. }) => Err(too_old(after, compacted)),
+            Err(e) => Err(store_error(e)),
+        };
+        let Some(cacher) = &self.cache else {
+            return from_store().await;
+        };
+        let cache = cacher.cache(&key::prefix(res, None));
+        cache.wait_for(1).await;
+        // A watch from the past is 410 when the store compacted that
+        // history, even if the cache's window still holds it: the store
+        // is asked (a watch start is cheap and fails at once), and its
+        // stream serves the watch if the cache cannot.
+        let probe = if after < cache.revision() {
+            Some(from_store().await?)
+        } else {
+            None
+        };
+        match cache.watch(prefix, after) {
+            CacheWatch::Stream(s) => Ok(s),
+            CacheWatch::TooOld { requested, oldest } => Err(too_old(requested, oldest)),
+            CacheWatch::Delegate => match probe {
+                Some(s) => Ok(s),
+                None => from_store().await,
+            },
+        }
     }
 }
 

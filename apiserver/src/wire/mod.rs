@@ -78,6 +78,49 @@ pub fn list(
     out
 }
 
+/// One item of a [`list`] of `item_kind` objects in `api_version`, as
+/// [`list`] writes it: the watch cache keeps these bytes so that later lists
+/// splice them ([`list_spliced`]).
+pub fn list_item(api_version: &str, item_kind: &str, item: &Value) -> Vec<u8> {
+    let table = Table::get();
+    let mut out = Vec::with_capacity(512);
+    let item_type = table.kind(api_version, item_kind);
+    Encoder::new(table, &mut out).item(item, item_type);
+    out
+}
+
+/// The same body as [`list`], from items already encoded by [`list_item`].
+pub fn list_spliced<B: AsRef<[u8]>>(
+    kind: &str,
+    api_version: &str,
+    metadata: &Value,
+    items: &[B],
+) -> Vec<u8> {
+    let table = Table::get();
+    let size: usize = items.iter().map(|i| i.as_ref().len() + 1).sum();
+    let mut out = Vec::with_capacity(256 + size);
+    let meta_type = table.list_meta();
+    let mut e = Encoder::new(table, &mut out);
+    e.raw(b"{\"kind\":");
+    e.string(kind);
+    e.raw(b",\"apiVersion\":");
+    e.string(api_version);
+    e.raw(b",\"metadata\":");
+    match meta_type {
+        Some(t) => e.typed(Some(metadata), t),
+        None => e.untyped(metadata),
+    }
+    e.raw(b",\"items\":[");
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(item.as_ref());
+    }
+    out.extend_from_slice(b"]}\n");
+    out
+}
+
 /// One watch event line: `{"type":…,"object":…}` and a newline.
 pub fn event(kind: &str, object: &Value) -> Vec<u8> {
     let mut out = Vec::with_capacity(512);

@@ -85,6 +85,9 @@ pub(crate) struct Shared {
     /// Committed batches, sent after each commit.
     pub(crate) events: broadcast::Sender<Arc<Vec<crate::WatchEvent>>>,
     pub(crate) progress_interval: Duration,
+    /// Bumped by [`Store::request_progress`]: live watchers answer with a
+    /// progress message.
+    pub(crate) progress_requests: tokio::sync::watch::Sender<u64>,
 }
 
 /// The embedded store. Open it with [`EmbeddedStore::open`].
@@ -157,6 +160,7 @@ impl EmbeddedStore {
             compacted: AtomicI64::new(compacted),
             events,
             progress_interval: opts.progress_interval,
+            progress_requests: tokio::sync::watch::Sender::new(0),
         });
         let (tx, rx) = mpsc::channel(opts.max_batch.max(1));
         let writer = writer::spawn(shared.clone(), rx, opts.max_batch.max(1))
@@ -288,6 +292,12 @@ impl Store for EmbeddedStore {
     async fn current_revision(&self) -> Result<Revision> {
         self.check_open()?;
         Ok(self.shared.revision.load(Ordering::Acquire))
+    }
+
+    fn request_progress(&self) {
+        self.shared
+            .progress_requests
+            .send_modify(|n| *n = n.wrapping_add(1));
     }
 
     async fn close(&self) {
@@ -485,6 +495,36 @@ mod tests {
         let txn = store.shared.db.begin_read().unwrap();
         let log = txn.open_table(LOG).unwrap();
         log.iter().unwrap().map(|e| e.unwrap().0.value()).collect()
+    }
+
+    /// `request_progress` makes a live watcher of an idle prefix report the
+    /// store's revision at once, not after its periodic interval.
+    #[tokio::test]
+    async fn requested_progress_reaches_idle_watchers_at_once() {
+        use futures::StreamExt;
+        let dir = tempfile::tempdir().unwrap();
+        let opts = EmbeddedOptions {
+            retain_history: None,
+            progress_interval: Duration::from_secs(3600),
+            ..Default::default()
+        };
+        let store = EmbeddedStore::open(&dir.path().join("db"), opts)
+            .await
+            .unwrap();
+        let start = store.current_revision().await.unwrap();
+        let mut watch = store.watch("/idle/", start).await.unwrap();
+        let busy = store.create("/busy/x", b"x").await.unwrap();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            store.request_progress();
+            let next = tokio::time::timeout(Duration::from_millis(50), watch.next()).await;
+            match next {
+                Ok(Some(Ok(WatchMessage::Progress(r)))) if r >= busy.mod_revision => break,
+                Ok(Some(Ok(WatchMessage::Progress(_)))) | Err(_) => {}
+                other => panic!("unexpected {other:?}"),
+            }
+            assert!(tokio::time::Instant::now() < deadline, "no progress");
+        }
     }
 
     /// Compaction drops superseded values and tombstones but keeps every

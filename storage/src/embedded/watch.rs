@@ -43,6 +43,10 @@ struct Watcher {
     rx: broadcast::Receiver<Arc<Vec<WatchEvent>>>,
     buffer: VecDeque<WatchEvent>,
     phase: Phase,
+    /// [`crate::Store::request_progress`] calls.
+    progress_requests: tokio::sync::watch::Receiver<u64>,
+    /// A progress request not answered yet.
+    progress_wanted: bool,
 }
 
 /// Starts a watch of `prefix` after `after_revision`.
@@ -56,7 +60,11 @@ pub(crate) fn start(shared: Arc<Shared>, prefix: String, after: Revision) -> Res
         });
     }
     let rx = shared.events.subscribe();
+    let mut progress_requests = shared.progress_requests.subscribe();
+    progress_requests.mark_unchanged();
     let watcher = Watcher {
+        progress_requests,
+        progress_wanted: false,
         shared,
         prefix,
         next,
@@ -87,8 +95,22 @@ impl Watcher {
                     }
                 }
                 Phase::Live => {
-                    let received =
-                        tokio::time::timeout(self.shared.progress_interval, self.rx.recv()).await;
+                    if self.progress_wanted && self.rx.is_empty() {
+                        self.progress_wanted = false;
+                        return Some(Ok(WatchMessage::Progress(self.next - 1)));
+                    }
+                    let received = tokio::select! {
+                        biased;
+                        r = tokio::time::timeout(self.shared.progress_interval, self.rx.recv()) => r,
+                        changed = self.progress_requests.changed() => {
+                            // A closed sender is a closed store: the
+                            // broadcast ends the stream.
+                            if changed.is_ok() {
+                                self.progress_wanted = true;
+                            }
+                            continue;
+                        }
+                    };
                     match received {
                         Err(_idle) => {
                             if self.rx.is_empty() {

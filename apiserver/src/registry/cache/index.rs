@@ -1,0 +1,141 @@
+//! The cache's index: every live key under the cached prefix, with its
+//! stored bytes, as of the cache's revision.
+//!
+//! Pure: applying an event is a map insert or remove, no I/O.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+
+use bytes::Bytes;
+use skein_storage::{EventKind, KeyValue, WatchEvent};
+
+/// One cached object: its stored pair and, once a list asked for it, its
+/// encoding as a list item (so later lists splice bytes instead of
+/// re-encoding). A new version of the object is a new entry, so the
+/// encoding never goes stale.
+#[derive(Debug)]
+pub struct Entry {
+    /// The stored pair (the value is shared `bytes::Bytes`).
+    pub kv: KeyValue,
+    /// The list-item encoding and the API version it was made for.
+    encoded: OnceLock<(&'static str, Bytes)>,
+}
+
+impl Entry {
+    /// An entry for `kv`, not encoded yet.
+    pub fn new(kv: KeyValue) -> Entry {
+        Entry {
+            kv,
+            encoded: OnceLock::new(),
+        }
+    }
+
+    /// The object's list-item encoding for `api_version`: the one made
+    /// before, or `encode`'s (kept if it is the first).
+    pub fn encoded<E>(
+        &self,
+        api_version: &'static str,
+        encode: impl FnOnce() -> Result<Vec<u8>, E>,
+    ) -> Result<Bytes, E> {
+        if let Some((v, bytes)) = self.encoded.get()
+            && *v == api_version
+        {
+            return Ok(bytes.clone());
+        }
+        let bytes = Bytes::from(encode()?);
+        let _ = self.encoded.set((api_version, bytes.clone()));
+        Ok(bytes)
+    }
+}
+
+/// Live keys in key order. Entries are shared (`Arc`): a list snapshot
+/// copies pointers, never bytes.
+#[derive(Debug, Default)]
+pub struct Index {
+    items: BTreeMap<String, Arc<Entry>>,
+}
+
+impl Index {
+    /// An index holding `items` (one store list).
+    pub fn from_items(items: Vec<KeyValue>) -> Index {
+        Index {
+            items: items
+                .into_iter()
+                .map(|kv| (kv.key.clone(), Arc::new(Entry::new(kv))))
+                .collect(),
+        }
+    }
+
+    /// Applies one change: a put stores the new pair, a delete removes the
+    /// key. Returns the pair the key held before, if any.
+    pub fn apply(&mut self, event: &WatchEvent) -> Option<Arc<Entry>> {
+        match event.kind {
+            EventKind::Put => self
+                .items
+                .insert(event.kv.key.clone(), Arc::new(Entry::new(event.kv.clone()))),
+            EventKind::Delete => self.items.remove(&event.kv.key),
+        }
+    }
+
+    /// The pair stored at `key`.
+    pub fn get(&self, key: &str) -> Option<Arc<Entry>> {
+        self.items.get(key).cloned()
+    }
+
+    /// Every pair whose key starts with `prefix` and is greater than
+    /// `start_after` (if given), in key order.
+    pub fn range(&self, prefix: &str, start_after: Option<&str>) -> Vec<Arc<Entry>> {
+        use std::ops::Bound;
+        let lower = match start_after {
+            Some(k) if k >= prefix => Bound::Excluded(k.to_string()),
+            _ => Bound::Included(prefix.to_string()),
+        };
+        self.items
+            .range((lower, Bound::Unbounded))
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .map(|(_, v)| v.clone())
+            .collect()
+    }
+
+    /// How many keys the index holds.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether the index is empty.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kv(key: &str, rev: i64) -> KeyValue {
+        KeyValue {
+            key: key.into(),
+            value: Bytes::from_static(b"{}"),
+            create_revision: rev,
+            mod_revision: rev,
+            version: 1,
+        }
+    }
+
+    #[test]
+    fn ranges_respect_prefix_and_start_after() {
+        let mut idx = Index::from_items(vec![kv("/a/ns1/x", 2), kv("/a/ns2/y", 3), kv("/b/z", 4)]);
+        let keys = |v: Vec<Arc<Entry>>| v.iter().map(|e| e.kv.key.clone()).collect::<Vec<_>>();
+        assert_eq!(keys(idx.range("/a/", None)), ["/a/ns1/x", "/a/ns2/y"]);
+        assert_eq!(keys(idx.range("/a/", Some("/a/ns1/x"))), ["/a/ns2/y"]);
+        assert_eq!(keys(idx.range("/a/ns1/", None)), ["/a/ns1/x"]);
+        let del = WatchEvent {
+            kind: EventKind::Delete,
+            kv: kv("/a/ns1/x", 5),
+            prev: None,
+        };
+        assert!(idx.apply(&del).is_some());
+        assert_eq!(keys(idx.range("/a/", None)), ["/a/ns2/y"]);
+        assert_eq!(idx.len(), 2);
+    }
+}

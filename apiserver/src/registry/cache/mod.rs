@@ -1,0 +1,322 @@
+//! The watch cache: lists and watches of a resource served from memory, with
+//! one store watch per resource prefix (kube-apiserver's `cacher`).
+//!
+//! # Contract
+//! - [`Cacher`] holds one [`WatchCache`] per resource prefix
+//!   (`/registry/<group>/<resource>/`), started on first use. Namespaced
+//!   reads use the resource's cache and a narrower key prefix.
+//! - A cache's [`reflector`] lists the prefix, then watches the
+//!   store from the list's revision: the store holds ONE watch per cached
+//!   resource, whatever the number of clients. When that watch fails it
+//!   re-watches from the cache's revision; when the store says the history
+//!   is compacted it relists, and every watcher of the cache is closed (its
+//!   client re-watches and gets a continuous stream or a 410, never a gap).
+//! - The [`index`] maps each live key to an [`index::Entry`]: its
+//!   stored pair (`Arc`, bytes shared as `bytes::Bytes`) and, once a list
+//!   asked for it, its JSON list-item encoding, which later lists splice
+//!   (`Registry::list_encoded`). Selectors are evaluated by the registry on
+//!   the decoded objects, outside the cache's lock.
+//! - The [`ring`] holds the last [`CacheConfig::capacity`] events, each
+//!   with its revision, previous pair and new pair.
+//! - [`WatchCache::revision`] is the revision the cache reflects: every
+//!   change up to it is in the index. It advances on events and on the
+//!   store's progress messages; [`WatchCache::wait_fresh`] asks the store
+//!   for progress ([`skein_storage::Store::request_progress`]) so that an
+//!   idle prefix catches up with the store's current revision at once
+//!   (consistent reads from cache).
+//! - A watcher never blocks the reflector: see [`watchers`].
+//! - No lock is held across an `.await`; every lock is a short, synchronous
+//!   critical section (the state mutex).
+//!
+//! What reads the cache serves, and which go to the store, is the
+//! registry's decision (`registry/list.rs`, `registry/watch.rs`).
+
+pub mod index;
+pub mod reflector;
+pub mod ring;
+pub mod watchers;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use futures::StreamExt;
+use skein_storage::{Revision, Store, WatchMessage, WatchStream};
+use tokio::sync::watch;
+
+use index::Index;
+use ring::{Miss, Ring};
+use watchers::Watchers;
+
+/// Tunables of the watch caches.
+#[derive(Clone, Debug)]
+pub struct CacheConfig {
+    /// Events each cache keeps (its watch window).
+    pub capacity: usize,
+    /// Messages a watcher may have unread before it is closed.
+    pub watcher_buffer: usize,
+    /// How long a read waits for the cache to catch up before it is served
+    /// by the store instead (upstream waits 3 s).
+    pub fresh_timeout: Duration,
+    /// Progress messages (bookmarks) are forwarded to watchers at most this
+    /// often.
+    pub progress_every: Duration,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        CacheConfig {
+            capacity: ring::DEFAULT_CAPACITY,
+            watcher_buffer: 1024,
+            fresh_timeout: Duration::from_secs(3),
+            progress_every: Duration::from_secs(4),
+        }
+    }
+}
+
+/// The watch caches of one store, one per resource prefix.
+pub struct Cacher {
+    store: Arc<dyn Store>,
+    config: CacheConfig,
+    caches: Mutex<HashMap<String, Arc<WatchCache>>>,
+}
+
+impl std::fmt::Debug for Cacher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cacher")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Cacher {
+    /// Caches in front of `store`.
+    pub fn new(store: Arc<dyn Store>, config: CacheConfig) -> Arc<Cacher> {
+        Arc::new(Cacher {
+            store,
+            config,
+            caches: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The cache of `prefix` (a resource's key prefix), starting its
+    /// reflector on first use. Must be called within a Tokio runtime.
+    pub fn cache(&self, prefix: &str) -> Arc<WatchCache> {
+        let mut caches = lock(&self.caches);
+        if let Some(c) = caches.get(prefix) {
+            return c.clone();
+        }
+        let cache = Arc::new(WatchCache::new(
+            prefix,
+            self.store.clone(),
+            self.config.clone(),
+        ));
+        reflector::spawn(&cache);
+        caches.insert(prefix.to_string(), cache.clone());
+        cache
+    }
+
+    /// Every cache started so far.
+    pub fn caches(&self) -> Vec<Arc<WatchCache>> {
+        lock(&self.caches).values().cloned().collect()
+    }
+
+    /// The store behind the caches.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+}
+
+/// Locks `m`, recovering from poisoning (the state stays consistent: every
+/// critical section is a handful of infallible map and queue operations).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The mutable state of one cache.
+#[derive(Debug)]
+struct State {
+    index: Index,
+    ring: Ring,
+    /// The revision the index reflects (0: never listed).
+    revision: Revision,
+    watchers: Watchers,
+}
+
+/// A list read from the cache.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    /// Entries under the asked prefix, in key order.
+    pub items: Vec<Arc<index::Entry>>,
+    /// The revision they reflect.
+    pub revision: Revision,
+}
+
+/// How a watch from the cache starts.
+pub enum CacheWatch {
+    /// Served by the cache: the ring's events after the revision, then live
+    /// ones. The stream ends (without error) when the watcher falls behind
+    /// its buffer or the cache relists.
+    Stream(WatchStream),
+    /// The window no longer holds the revision: upstream's 410.
+    TooOld {
+        /// The revision asked for.
+        requested: Revision,
+        /// The oldest revision the window starts after.
+        oldest: Revision,
+    },
+    /// The cache cannot tell (the revision predates its list, or it has not
+    /// listed yet): ask the store.
+    Delegate,
+}
+
+/// The cache of one resource prefix.
+pub struct WatchCache {
+    prefix: String,
+    store: Arc<dyn Store>,
+    config: CacheConfig,
+    state: Mutex<State>,
+    revision: watch::Sender<Revision>,
+}
+
+impl std::fmt::Debug for WatchCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WatchCache")
+            .field("prefix", &self.prefix)
+            .field("revision", &self.revision())
+            .finish_non_exhaustive()
+    }
+}
+
+impl WatchCache {
+    fn new(prefix: &str, store: Arc<dyn Store>, config: CacheConfig) -> WatchCache {
+        WatchCache {
+            prefix: prefix.to_string(),
+            store,
+            state: Mutex::new(State {
+                index: Index::default(),
+                ring: Ring::new(0, config.capacity),
+                revision: 0,
+                watchers: Watchers::new(config.progress_every),
+            }),
+            config,
+            revision: watch::Sender::new(0),
+        }
+    }
+
+    /// The cached prefix.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The revision the cache reflects; 0 until its first list.
+    pub fn revision(&self) -> Revision {
+        *self.revision.borrow()
+    }
+
+    /// Waits until the cache reflects `revision` (or a later one), at most
+    /// `timeout`. Returns whether it does.
+    pub async fn wait_until(&self, revision: Revision, timeout: Duration) -> bool {
+        let mut rx = self.revision.subscribe();
+        matches!(
+            tokio::time::timeout(timeout, rx.wait_for(|r| *r >= revision.max(1))).await,
+            Ok(Ok(_))
+        )
+    }
+
+    /// Waits until the cache reflects the store's current revision (a
+    /// consistent read), asking the store for progress while it waits, at
+    /// most [`CacheConfig::fresh_timeout`]. Returns whether it does; on
+    /// `false` the caller reads the store.
+    ///
+    /// Errors: the store's, reading its current revision.
+    pub async fn wait_fresh(&self) -> skein_storage::Result<bool> {
+        let current = self.store.current_revision().await?;
+        self.wait_for(current).await;
+        Ok(self.revision() >= current)
+    }
+
+    /// Waits until the cache reflects `revision`, asking the store for
+    /// progress, at most [`CacheConfig::fresh_timeout`]. Returns whether it
+    /// does.
+    pub async fn wait_for(&self, revision: Revision) -> bool {
+        let deadline = tokio::time::Instant::now() + self.config.fresh_timeout;
+        let mut step = Duration::from_millis(5);
+        loop {
+            if self.revision() >= revision.max(1) {
+                return true;
+            }
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            self.store.request_progress();
+            if self.wait_until(revision, step.min(deadline - now)).await {
+                return true;
+            }
+            step = (step * 2).min(Duration::from_millis(200));
+        }
+    }
+
+    /// The pairs under `prefix` (which must start with the cache's prefix)
+    /// after `start_after`, at the cache's revision; `None` before the
+    /// first list.
+    pub fn snapshot(&self, prefix: &str, start_after: Option<&str>) -> Option<Snapshot> {
+        let state = lock(&self.state);
+        (state.revision > 0).then(|| Snapshot {
+            items: state.index.range(prefix, start_after),
+            revision: state.revision,
+        })
+    }
+
+    /// The pair at `key` and the cache's revision; `None` before the first
+    /// list.
+    pub fn get(&self, key: &str) -> Option<(Option<Arc<index::Entry>>, Revision)> {
+        let state = lock(&self.state);
+        (state.revision > 0).then(|| (state.index.get(key), state.revision))
+    }
+
+    /// The oldest revision a watch from the cache may start after (the
+    /// start of its window).
+    pub fn oldest(&self) -> Revision {
+        lock(&self.state).ring.start()
+    }
+
+    /// How many objects and events the cache holds, and its watchers.
+    pub fn sizes(&self) -> (usize, usize, usize) {
+        let state = lock(&self.state);
+        (state.index.len(), state.ring.len(), state.watchers.len())
+    }
+
+    /// Starts a watch of `prefix` (the cache's prefix or a narrower one)
+    /// for changes after `after`. See [`CacheWatch`].
+    pub fn watch(&self, prefix: &str, after: Revision) -> CacheWatch {
+        let mut state = lock(&self.state);
+        if state.revision == 0 {
+            return CacheWatch::Delegate;
+        }
+        let backlog = match state.ring.since(after, prefix) {
+            Ok(events) => events,
+            Err(Miss::Evicted { requested, oldest }) => {
+                return CacheWatch::TooOld { requested, oldest };
+            }
+            Err(Miss::BeforeList) => return CacheWatch::Delegate,
+        };
+        // Registered under the same lock the backlog was read under: the
+        // watcher sees each event after `after` exactly once.
+        let from = backlog.last().map_or(after, |e| e.revision()).max(after);
+        let rx = state.watchers.add(prefix, from, self.config.watcher_buffer);
+        drop(state);
+        let live =
+            futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|m| (m, rx)) });
+        CacheWatch::Stream(
+            futures::stream::iter(backlog.into_iter().map(WatchMessage::Event))
+                .chain(live)
+                .map(Ok)
+                .boxed(),
+        )
+    }
+}
