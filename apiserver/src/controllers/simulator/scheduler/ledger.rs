@@ -111,7 +111,10 @@ mod tests {
         }))
     }
 
-    fn normalized(m: &HashMap<String, Usage>) -> Vec<(String, Vec<(String, i128)>, usize)> {
+    /// A node's non-zero amounts and Pod count, comparable across maps.
+    type Row = (String, Vec<(String, i128)>, usize);
+
+    fn normalized(m: &HashMap<String, Usage>) -> Vec<Row> {
         let mut out: Vec<_> = m
             .iter()
             .filter(|(_, u)| u.pods > 0)
@@ -119,7 +122,7 @@ mod tests {
                 let mut r: Vec<(String, i128)> = u
                     .requested
                     .iter()
-                    .chain(u.scored.iter().map(|(k, v)| (k, v)))
+                    .chain(u.scored.iter())
                     .filter(|(_, v)| **v != 0)
                     .map(|(k, v)| (k.clone(), *v))
                     .collect();
