@@ -929,11 +929,21 @@ async fn rollout_drift_and_conflict() {
     taken["metadata"]["labels"] = json!({"app": "taken"});
     apply(&k, fed, "taken", &[taken]);
     let p = eventually(fed, Duration::from_secs(20), "ap reports Conflict", || {
+        // The Placement appears once the syncer has recorded the object.
         let p = cli::get_json(
             &k,
             fed,
-            &["get", "placement", "configmap-taken", "-n", "default"],
-        );
+            &[
+                "get",
+                "placements",
+                "-n",
+                "default",
+                "--field-selector",
+                "metadata.name=configmap-taken",
+            ],
+        )["items"]
+            .get(0)?
+            .clone();
         let ap = p["status"]["clusters"]
             .as_array()?
             .iter()

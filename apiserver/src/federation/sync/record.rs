@@ -161,6 +161,9 @@ async fn record(
     if let Some(d) = &plan.decision {
         decision_event(shared, id, &obj, d, memory).await;
     }
+    // What the Placement reported before this record writes it: after a
+    // restart, what was already announced.
+    let reported = reported_states(shared, id, generation);
     // A federation without members keeps no Placements (nothing to say).
     let has_clusters = !shared.clusters.list(|_| true).is_empty();
     if (plan.decision.is_some() && has_clusters) || !lines.is_empty() {
@@ -194,7 +197,7 @@ async fn record(
             tracing::warn!(object = %id.key, error = %e, "updating the current ReplicaSet's status failed");
         }
     }
-    events(shared, id, &obj, &lines, generation, memory).await;
+    events(shared, id, &obj, &lines, generation, &reported, memory).await;
     if plan.releasing && holding == 0 && lines.is_empty() {
         remove_finalizer(&shared.registry, &res, &obj).await?;
         delete_placement(shared, &res, &obj).await?;
@@ -450,13 +453,56 @@ async fn decision_event(
     }
 }
 
-/// Events on the federated object for each cluster's state change.
+/// Each cluster's state and applied generation as the object's Placement
+/// reports them now (empty without a Placement).
+fn reported_states(shared: &Shared, id: &ObjId, generation: i64) -> HashMap<String, (State, i64)> {
+    let Some(kind) = shared.kinds.get(id.kind) else {
+        return HashMap::new();
+    };
+    let Some(placement) = shared.placements[usize::from(!kind.res.namespaced)].get(
+        &crate::controllers::informer::ObjectKey::new(
+            id.key.namespace.clone(),
+            placement_name(kind.res.kind, &id.key.name),
+        ),
+    ) else {
+        return HashMap::new();
+    };
+    placement
+        .pointer("/status/clusters")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|line| {
+            let name = line.get("name")?.as_str()?;
+            let state = match line.get("state")?.as_str()? {
+                "Applied" => State::Applied,
+                "Ready" => State::Ready,
+                "Failed" => State::Failed,
+                "Conflict" => State::Conflict,
+                "Drifted" => State::Drifted,
+                "Deleting" => State::Deleting,
+                _ => State::Pending,
+            };
+            let applied = line
+                .get("appliedGeneration")
+                .and_then(Value::as_i64)
+                .unwrap_or(generation);
+            Some((name.to_owned(), (state, applied)))
+        })
+        .collect()
+}
+
+/// Emits the Events on the federated object for each cluster's state
+/// change since the last record (known from this
+/// process's memory, else what the Placement reported before this record:
+/// `reported`).
 async fn events(
     shared: &Shared,
     id: &ObjId,
     obj: &Value,
     lines: &BTreeMap<String, Line>,
     generation: i64,
+    reported: &HashMap<String, (State, i64)>,
     memory: &Memory,
 ) {
     let mut due = Vec::new();
@@ -465,40 +511,12 @@ async fn events(
             .states
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let placement = shared.kinds.get(id.kind).and_then(|kind| {
-            shared.placements[usize::from(!kind.res.namespaced)].get(
-                &crate::controllers::informer::ObjectKey::new(
-                    id.key.namespace.clone(),
-                    placement_name(kind.res.kind, &id.key.name),
-                ),
-            )
-        });
         for (cluster, l) in lines {
             let k = (id.clone(), cluster.clone());
-            // After a restart, the Placement says what was reported.
-            let prev = m.get(&k).copied().or_else(|| {
-                let line = placement
-                    .as_ref()?
-                    .pointer("/status/clusters")?
-                    .as_array()?
-                    .iter()
-                    .find(|c| c.get("name").and_then(Value::as_str) == Some(cluster))?;
-                let state = match line.get("state")?.as_str()? {
-                    "Applied" => State::Applied,
-                    "Ready" => State::Ready,
-                    "Failed" => State::Failed,
-                    "Conflict" => State::Conflict,
-                    "Drifted" => State::Drifted,
-                    "Deleting" => State::Deleting,
-                    _ => State::Pending,
-                };
-                Some((
-                    state,
-                    line.get("appliedGeneration")
-                        .and_then(Value::as_i64)
-                        .unwrap_or(generation),
-                ))
-            });
+            let prev = m
+                .get(&k)
+                .copied()
+                .or_else(|| reported.get(cluster).copied());
             m.insert(k, (l.state, generation));
             let was_applied = prev.is_some_and(|(st, g)| {
                 matches!(st, State::Applied | State::Ready) && g == generation
