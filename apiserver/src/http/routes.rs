@@ -1,4 +1,12 @@
 //! The router: [`app`] maps paths to handlers, behind authentication.
+//!
+//! The whole API is served twice: at the root (direct mode) and under
+//! [`AGGREGATED_PREFIX`] (aggregated mode, DESIGN §1: a host cannot hand
+//! its own `v1` or `apps/v1` to an aggregated server, so the federated
+//! kubeconfig context names this prefix as its server and client-go
+//! prefixes every path with it). Under the prefix the path is stripped
+//! before routing, so handlers, authentication and metrics see the same
+//! request as in direct mode; only the outer access log sees the prefix.
 
 use axum::Router;
 use axum::middleware;
@@ -13,6 +21,20 @@ use crate::openapi;
 /// `tower::ServiceExt::oneshot`, inserting an
 /// [`authn::ClientCertUser`] extension to act as an authenticated client.
 pub fn app(state: AppState) -> Router {
+    let api = routes();
+    Router::new()
+        .merge(api.clone())
+        .nest(AGGREGATED_PREFIX, api)
+        .with_state(state)
+}
+
+/// The path under which the whole native API is served again, for the
+/// federated context of aggregated mode (the `proxy` subresource of the
+/// `default` Federation, which a host routes to Skein's APIService).
+pub const AGGREGATED_PREFIX: &str = "/apis/federation.skein.io/v1alpha1/federations/default/proxy";
+
+/// Every route, behind authentication, without state.
+fn routes() -> Router<AppState> {
     Router::new()
         .route("/version", get(version::get))
         .route("/version/", get(version::get))
@@ -41,7 +63,6 @@ pub fn app(state: AppState) -> Router {
         // Last, so that it wraps the fallbacks too: an unauthenticated
         // client learns nothing about which paths exist.
         .layer(middleware::from_fn(authn::authenticate))
-        .with_state(state)
 }
 
 /// The `clusters/proxy` routes (`http/cluster_proxy.rs`): they take the raw
