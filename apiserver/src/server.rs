@@ -58,7 +58,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     };
 
     let pki = Pki::load_or_create(&config.pki_dir(), &pki::serving_names(config.bind_address))?;
-    let tls = http::tls::server_config(&pki)?;
+    let front_proxy = http::requestheader::RequestHeader::load(&config.front_proxy)
+        .await?
+        .map(Arc::new);
+    let tls = http::tls::server_tls(&pki, front_proxy.as_ref().map(|f| f.ca_pem.as_slice()))?;
 
     let requested = SocketAddr::new(config.bind_address, config.secure_port);
     let listener = TcpListener::bind(requested)
@@ -144,6 +147,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     if let Some(tokens) = tokens {
         // Outside the router's authn layer, which looks it up per request.
         app = app.layer(axum::Extension(tokens));
+    }
+    if let Some(front_proxy) = front_proxy {
+        // Outside the router's authn layer, which looks it up per request.
+        app = app.layer(axum::Extension(front_proxy));
     }
     if config.access_log {
         http::access_log::enable();

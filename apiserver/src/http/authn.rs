@@ -1,7 +1,12 @@
 //! Authentication: who is making a request.
 //!
-//! Two authenticators, tried in kube-apiserver's union order:
+//! Authenticators, tried in kube-apiserver's union order:
 //!
+//! 0. **Front proxy** ([`super::requestheader`]), when configured: the
+//!    `X-Remote-*` headers of a connection whose certificate verified
+//!    against the requestheader CA. The server adds an
+//!    `axum::Extension(Arc<RequestHeader>)` layer; the headers are removed
+//!    from every request whether trusted or not.
 //! 1. **Client certificates.** The TLS layer puts a [`ClientCertUser`] on
 //!    every request of a connection whose client certificate verified
 //!    against the CA (CN is the user, each O a group).
@@ -64,6 +69,7 @@ use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 use x509_parser::prelude::X509Certificate;
 
+use super::requestheader::{FrontProxyPeer, RequestHeader};
 use super::status::ApiError;
 
 /// The group every authenticated user belongs to.
@@ -84,6 +90,8 @@ pub struct UserInfo {
     /// The groups, always including [`AUTHENTICATED_GROUP`] (unless the
     /// user is in [`UNAUTHENTICATED_GROUP`]).
     pub groups: Vec<String>,
+    /// Extra attributes (`user.Info.GetExtra`), keys lowercase.
+    pub extra: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 impl UserInfo {
@@ -96,7 +104,12 @@ impl UserInfo {
         {
             groups.push(AUTHENTICATED_GROUP.to_string());
         }
-        UserInfo { name, uid, groups }
+        UserInfo {
+            name,
+            uid,
+            groups,
+            extra: Default::default(),
+        }
     }
 }
 
@@ -157,9 +170,19 @@ pub fn is_public(path: &str) -> bool {
 /// the request, as upstream does; a token that does not is a 401 on every
 /// path.
 pub async fn authenticate(mut req: Request, next: Next) -> Response {
-    let user = match req.extensions().get::<ClientCertUser>() {
-        Some(cert) => Some(cert.user_info()),
-        None => match token_user(&req) {
+    let front_proxy = req.extensions().get::<Arc<RequestHeader>>().cloned();
+    let asserted = match (&front_proxy, req.extensions().get::<FrontProxyPeer>()) {
+        (Some(config), Some(peer)) => config.user(peer, req.headers()),
+        _ => None,
+    };
+    if let Some(config) = &front_proxy {
+        // Trusted or not, the identity headers go no further.
+        config.strip(req.headers_mut());
+    }
+    let user = match (asserted, req.extensions().get::<ClientCertUser>()) {
+        (Some(user), _) => Some(user),
+        (None, Some(cert)) => Some(cert.user_info()),
+        (None, None) => match token_user(&req) {
             Ok(Some(user)) => {
                 req.headers_mut().remove(header::AUTHORIZATION);
                 Some(user)
@@ -536,6 +559,7 @@ mod tests {
                 name: "skein-admin".into(),
                 uid: None,
                 groups: vec!["system:masters".into(), AUTHENTICATED_GROUP.into()],
+                extra: Default::default(),
             }
         );
     }
@@ -567,6 +591,7 @@ mod tests {
             name: name.into(),
             uid: uid.map(str::to_string),
             groups: groups.iter().map(|g| g.to_string()).collect(),
+            extra: Default::default(),
         }
     }
 

@@ -18,6 +18,7 @@ pub mod not_found;
 pub mod patch;
 pub mod path;
 pub mod query;
+pub mod requestheader;
 pub mod review;
 pub mod routes;
 pub mod scale;

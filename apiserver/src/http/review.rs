@@ -114,6 +114,9 @@ pub(super) fn handle(
             if let Some(uid) = user.uid.as_ref().filter(|u| !u.is_empty()) {
                 info["uid"] = json!(uid);
             }
+            if !user.extra.is_empty() {
+                info["extra"] = json!(user.extra);
+            }
             json!({"userInfo": info})
         }
         "tokenreviews" => token_review(&obj, tokens)?,
