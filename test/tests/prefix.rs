@@ -155,15 +155,7 @@ async fn kubectl_works_through_the_prefix() {
         // A watch through the prefix sees a change made at the root.
         let mut watch = std::process::Command::new(k)
             .args(["--kubeconfig", config.to_str().expect("utf-8 path")])
-            .args([
-                "get",
-                "configmaps",
-                "-n",
-                &ns,
-                "--watch",
-                "-o",
-                "name",
-            ])
+            .args(["get", "configmaps", "-n", &ns, "--watch", "-o", "name"])
             .env_remove("KUBECONFIG")
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
