@@ -148,6 +148,17 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         // Outside the router's authn layer, which looks it up per request.
         app = app.layer(axum::Extension(tokens));
     }
+    // Skein as a host for aggregated API servers (kube-aggregator).
+    let proxy_pki = crate::pki::FrontProxyPki::load_or_create(&config.pki_dir())?;
+    if let Err(e) =
+        http::aggregator::publish_authentication(&state, &pki.ca.cert_pem, &proxy_pki).await
+    {
+        tracing::warn!(error = %e, "not publishing kube-system/extension-apiserver-authentication");
+    }
+    if let Some(aggregator) = http::aggregator::Aggregator::start(&state, &proxy_pki) {
+        http::aggregator::spawn_availability(aggregator.clone());
+        app = app.layer(axum::Extension(aggregator));
+    }
     if let Some(front_proxy) = front_proxy {
         // Outside the router's authn layer, which looks it up per request.
         app = app.layer(axum::Extension(front_proxy));

@@ -170,15 +170,19 @@ async fn requestheader_from_the_hosts_configmap() {
             "requestheader-extra-headers-prefix": "[\"X-Remote-Extra-\"]",
         }
     });
-    let response = host
-        .client(true)
-        .post(host.url("/api/v1/namespaces/kube-system/configmaps"))
-        .header("content-type", "application/json")
-        .body(configmap.to_string())
-        .send()
-        .await
-        .expect("POST the ConfigMap");
-    assert_eq!(response.status(), 201);
+    // Every Skein publishes its own; this one is replaced with the test
+    // CA's, as a host with another front proxy would have it.
+    let response =
+        host.client(true)
+            .put(host.url(
+                "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication",
+            ))
+            .header("content-type", "application/json")
+            .body(configmap.to_string())
+            .send()
+            .await
+            .expect("PUT the ConfigMap");
+    assert_eq!(response.status(), 200);
 
     let server = Server::start(
         &dir.path().join("fed"),
@@ -195,6 +199,15 @@ async fn requestheader_from_the_hosts_configmap() {
 async fn a_host_without_the_configmap_is_a_startup_error() {
     let dir = tempfile::tempdir().expect("tempdir");
     let host = Server::start(&dir.path().join("host"), &["--role=member"]).await;
+    let response =
+        host.client(true)
+            .delete(host.url(
+                "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication",
+            ))
+            .send()
+            .await
+            .expect("DELETE the ConfigMap");
+    assert_eq!(response.status(), 200);
     let flag = format!(
         "--authentication-kubeconfig={}",
         host.kubeconfig().display()

@@ -155,6 +155,9 @@ impl ClientCertUser {
 
 /// Whether `path` is served to unauthenticated clients.
 pub fn is_public(path: &str) -> bool {
+    let path = path
+        .strip_prefix(super::routes::AGGREGATED_PREFIX)
+        .unwrap_or(path);
     matches!(
         path,
         "/healthz" | "/livez" | "/readyz" | "/version" | "/version/"

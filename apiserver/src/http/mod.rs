@@ -6,6 +6,7 @@
 //! ([`not_found`]).
 
 pub mod access_log;
+pub mod aggregator;
 pub mod api;
 pub mod authn;
 pub mod body;

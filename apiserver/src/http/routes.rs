@@ -5,8 +5,9 @@
 //! its own `v1` or `apps/v1` to an aggregated server, so the federated
 //! kubeconfig context names this prefix as its server and client-go
 //! prefixes every path with it). Under the prefix the path is stripped
-//! before routing, so handlers, authentication and metrics see the same
-//! request as in direct mode; only the outer access log sees the prefix.
+//! before routing, so handlers and metrics see the same request as in
+//! direct mode; authentication (which treats the public paths under the
+//! prefix as public), the aggregator and the access log see the prefix.
 
 use axum::Router;
 use axum::middleware;
@@ -14,7 +15,7 @@ use axum::response::IntoResponse;
 use axum::routing::{any, get};
 
 use super::status::ApiError;
-use super::{AppState, api, authn, cluster_proxy, health, metrics, version};
+use super::{AppState, aggregator, api, authn, cluster_proxy, health, metrics, version};
 use crate::openapi;
 
 /// The whole HTTP application, without TLS. Tests drive it with
@@ -25,6 +26,13 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .merge(api.clone())
         .nest(AGGREGATED_PREFIX, api)
+        // Outside the nesting, so both see the path as sent: a host routes
+        // `.../federations/default/proxy/...` to the APIService of
+        // `federation.skein.io/v1alpha1` when there is one.
+        .layer(middleware::from_fn(aggregator::route))
+        // Last, so that it wraps the fallbacks too: an unauthenticated
+        // client learns nothing about which paths exist.
+        .layer(middleware::from_fn(authn::authenticate))
         .with_state(state)
 }
 
@@ -33,7 +41,7 @@ pub fn app(state: AppState) -> Router {
 /// `default` Federation, which a host routes to Skein's APIService).
 pub const AGGREGATED_PREFIX: &str = "/apis/federation.skein.io/v1alpha1/federations/default/proxy";
 
-/// Every route, behind authentication, without state.
+/// Every route, without authentication and state.
 fn routes() -> Router<AppState> {
     Router::new()
         .route("/version", get(version::get))
@@ -58,11 +66,9 @@ fn routes() -> Router<AppState> {
         .route("/metrics", get(metrics::get))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        // Inside authentication: counts what reaches a handler, as upstream.
+        // Inside authentication and the prefix: counts what reaches a
+        // handler, as upstream.
         .layer(middleware::from_fn(metrics::instrument))
-        // Last, so that it wraps the fallbacks too: an unauthenticated
-        // client learns nothing about which paths exist.
-        .layer(middleware::from_fn(authn::authenticate))
 }
 
 /// The `clusters/proxy` routes (`http/cluster_proxy.rs`): they take the raw
