@@ -26,6 +26,28 @@ pub enum Command {
     /// Remove a member cluster from the federation (its Cluster and the
     /// Secret holding its kubeconfig).
     Unjoin(UnjoinArgs),
+    /// Print a kubeconfig for the federation: the admin one, or with
+    /// `--aggregated` the federated context of a host user.
+    Kubeconfig(KubeconfigArgs),
+}
+
+/// `skein kubeconfig [--aggregated --host-kubeconfig F]`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct KubeconfigArgs {
+    /// Print the federated context of aggregated mode: the host
+    /// kubeconfig's cluster under the federation's prefix path, with the
+    /// host user's own credentials.
+    #[arg(long, requires = "host_kubeconfig")]
+    pub aggregated: bool,
+    /// The host user's kubeconfig (with `--aggregated`).
+    #[arg(long)]
+    pub host_kubeconfig: Option<std::path::PathBuf>,
+    /// The context of `--host-kubeconfig` (its current-context when absent).
+    #[arg(long)]
+    pub context: Option<String>,
+    /// The federation's data directory (without `--aggregated`).
+    #[arg(long, default_value = "./skein-data")]
+    pub data_dir: std::path::PathBuf,
 }
 
 /// `skein join NAME --kubeconfig F ...`.

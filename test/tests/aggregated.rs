@@ -157,17 +157,24 @@ async fn a_host_user_reaches_the_federation_through_the_apiservice() {
     let available = wait_available(&host, "v1alpha1.federation.skein.io", "True").await;
     assert_eq!(available["reason"], "Passed", "{available}");
 
-    // carol's kubeconfig on the host, server = the prefix path.
-    let config = host.token_kubeconfig("carol", "carol-token");
-    let mut json: Value =
-        serde_json::from_str(&std::fs::read_to_string(&config).expect("read")).expect("JSON");
-    let server = json["clusters"][0]["cluster"]["server"]
-        .as_str()
-        .expect("server")
-        .trim_end_matches('/')
-        .to_string();
-    json["clusters"][0]["cluster"]["server"] = json!(format!("{server}{PREFIX}"));
-    std::fs::write(&config, json.to_string()).expect("write");
+    // carol's kubeconfig on the host, and her federated context from
+    // `skein kubeconfig --aggregated`.
+    let host_config = host.token_kubeconfig("carol", "carol-token");
+    let out = std::process::Command::new(skein_tests::skein_bin())
+        .args(["kubeconfig", "--aggregated", "--host-kubeconfig"])
+        .arg(&host_config)
+        .output()
+        .expect("run skein kubeconfig");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&format!("{PREFIX}")), "{text}");
+    assert!(text.contains("token: carol-token"), "{text}");
+    let config = dir.path().join("carol-federation.kubeconfig");
+    std::fs::write(&config, text.as_bytes()).expect("write");
 
     for k in kubectl_binaries() {
         // The federation sees carol, as the host authenticated her.

@@ -4,6 +4,7 @@
 
 pub mod federation;
 pub mod join;
+pub mod kubeconfig;
 pub mod labels;
 pub mod member;
 pub mod member_kubeconfig;
