@@ -6,7 +6,7 @@ use axum::response::IntoResponse;
 use axum::routing::{any, get};
 
 use super::status::ApiError;
-use super::{AppState, api, authn, cluster_proxy, health, metrics, version};
+use super::{AppState, api, authn, authz, cluster_proxy, health, metrics, version};
 use crate::openapi;
 
 /// The whole HTTP application, without TLS. Tests drive it with
@@ -38,6 +38,9 @@ pub fn app(state: AppState) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         // Inside authentication: counts what reaches a handler, as upstream.
         .layer(middleware::from_fn(metrics::instrument))
+        // After authentication (and impersonation): 403 for what the
+        // user may not do.
+        .layer(middleware::from_fn(authz::authorize))
         // Last, so that it wraps the fallbacks too: an unauthenticated
         // client learns nothing about which paths exist.
         .layer(middleware::from_fn(authn::authenticate))
