@@ -77,12 +77,12 @@ impl Attributes {
             _ => "",
         }
         .to_string();
-        if rest.first() == Some(&"namespaces") {
-            if let Some(ns) = rest.get(1) {
-                attrs.namespace = (*ns).to_string();
-                if rest.len() > 2 && !NAMESPACE_SUBRESOURCES.contains(&rest[2]) {
-                    rest = &rest[2..];
-                }
+        if rest.first() == Some(&"namespaces")
+            && let Some(ns) = rest.get(1)
+        {
+            attrs.namespace = (*ns).to_string();
+            if rest.len() > 2 && !NAMESPACE_SUBRESOURCES.contains(&rest[2]) {
+                rest = &rest[2..];
             }
         }
         if let Some(s) = rest.get(2) {

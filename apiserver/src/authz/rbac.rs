@@ -128,7 +128,7 @@ impl Subject {
     pub fn applies_to(&self, user: &UserInfo, namespace: &str) -> bool {
         match self.kind.as_str() {
             "User" => user.name == self.name,
-            "Group" => user.groups.iter().any(|g| *g == self.name),
+            "Group" => user.groups.contains(&self.name),
             "ServiceAccount" => {
                 let ns = if self.namespace.is_empty() {
                     namespace
