@@ -273,6 +273,22 @@ pub struct Config {
     /// store for every request.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub watch_cache: bool,
+
+    /// Authorizers in order, comma-separated (kube-apiserver's
+    /// `--authorization-mode`): `RBAC` (default) and/or `AlwaysAllow`.
+    #[arg(long, default_value = "RBAC", value_delimiter = ',', value_parser = parse_authorization_mode)]
+    pub authorization_mode: Vec<crate::authz::Mode>,
+}
+
+/// One `--authorization-mode` value, spelled as kube-apiserver's.
+fn parse_authorization_mode(s: &str) -> std::result::Result<crate::authz::Mode, String> {
+    match s {
+        "RBAC" => Ok(crate::authz::Mode::Rbac),
+        "AlwaysAllow" => Ok(crate::authz::Mode::AlwaysAllow),
+        other => Err(format!(
+            "authorization-mode {other:?} is not a valid mode (supported: RBAC, AlwaysAllow)"
+        )),
+    }
 }
 
 /// Front-proxy authentication flags, named as an aggregated API server's
@@ -372,6 +388,7 @@ impl Config {
             members: MemberConfig::default(),
             token_auth_file: None,
             front_proxy: FrontProxyConfig::default(),
+            authorization_mode: vec![crate::authz::Mode::Rbac],
             service_cluster_ip_range: "10.96.0.0/12".into(),
             service_node_port_range: 30000..=32767,
             access_log: true,

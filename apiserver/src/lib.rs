@@ -11,6 +11,7 @@
 
 pub mod admission;
 pub mod apply;
+pub mod authz;
 pub mod cli;
 pub mod codec;
 pub mod config;

@@ -91,6 +91,16 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     };
     let accounts = crate::controllers::account_cache::AccountCache::new();
     let admission = crate::admission::with_service_accounts(admission, accounts.clone());
+    // RBAC objects are read through a plain registry (no admission needed
+    // to read), so the escalation check can sit in the admission chain.
+    let authorizer = authorizer(&config, &store);
+    let mut admission = admission;
+    admission.chain =
+        admission
+            .chain
+            .with_validator(Arc::new(crate::authz::escalation::Escalation::new(
+                authorizer.0.clone(),
+            )));
     let allocator = admission.services.clone();
     let mut registry = crate::registry::Registry::new(store.clone()).with_admission(admission);
     if config.watch_cache {
@@ -143,7 +153,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         Err(e) => tracing::warn!(error = %e, "not creating the kubernetes service"),
     }
     crate::metrics::objects::spawn(store.clone(), config.etcd_count_metric_poll_period);
-    let mut app = http::app(state.clone());
+    if let Some(rbac) = &authorizer.1 {
+        rbac.synced().await;
+    }
+    let mut app = http::app(state.clone()).layer(axum::Extension(Arc::new(authorizer.0)));
     if let Some(tokens) = tokens {
         // Outside the router's authn layer, which looks it up per request.
         app = app.layer(axum::Extension(tokens));
@@ -178,6 +191,22 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     store.close().await;
     tracing::info!("store closed; bye");
     Ok(())
+}
+
+/// The `--authorization-mode` authorizer, and its RBAC cache when RBAC is
+/// one of the modes (informers started; wait for `synced` before serving).
+fn authorizer(
+    config: &Config,
+    store: &Arc<dyn skein_storage::Store>,
+) -> (crate::authz::Authorizer, Option<crate::authz::RbacCache>) {
+    let modes = config.authorization_mode.clone();
+    let rbac = if modes.contains(&crate::authz::Mode::Rbac) {
+        crate::authz::RbacCache::start(&crate::registry::Registry::new(store.clone()))
+    } else {
+        None
+    };
+    tracing::info!(modes = ?modes, "authorization");
+    (crate::authz::Authorizer::new(modes, rbac.clone()), rbac)
 }
 
 /// Completes on the first SIGTERM or SIGINT, after marking the state as

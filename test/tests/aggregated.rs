@@ -176,6 +176,73 @@ async fn a_host_user_reaches_the_federation_through_the_apiservice() {
     let config = dir.path().join("carol-federation.kubeconfig");
     std::fs::write(&config, text.as_bytes()).expect("write");
 
+    // The host authorizes the proxied request as sent: carol needs
+    // `federations/proxy` there.
+    let k0 = &kubectl_binaries()[0];
+    let response = host
+        .client(false)
+        .get(host.url(&format!("{PREFIX}/api/v1/namespaces")))
+        .bearer_auth("carol-token")
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(response.status(), 403);
+    let body: Value =
+        serde_json::from_slice(&response.bytes().await.expect("body")).expect("a Status");
+    assert_eq!(
+        body["message"],
+        "federations.federation.skein.io \"default\" is forbidden: User \"carol\" cannot get resource \"federations/proxy\" in API group \"federation.skein.io\" at the cluster scope",
+        "{body}"
+    );
+    post(
+        &host,
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+        json!({"metadata": {"name": "federation-user"}, "rules": [
+            {"apiGroups": ["federation.skein.io"], "resources": ["federations/proxy"], "verbs": ["*"]}
+        ]}),
+    )
+    .await;
+    post(
+        &host,
+        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+        json!({"metadata": {"name": "federation-users"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "federation-user"},
+               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "dev"}]}),
+    )
+    .await;
+    // The federation applies its own RBAC to carol as the host named her:
+    // nothing is bound to her there yet.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let out = host.kubectl_with(k0, &config, &["get", "namespaces"]);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        if stderr.contains("User \"carol\" cannot list resource \"namespaces\" in API group \"\" at the cluster scope") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{stderr}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    post(
+        &federation,
+        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+        json!({"metadata": {"name": "ops-admin"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "ops"}]}),
+    )
+    .await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !host
+        .kubectl_with(k0, &config, &["get", "namespaces"])
+        .status
+        .success()
+    {
+        assert!(
+            Instant::now() < deadline,
+            "carol's binding never took effect"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+
     for k in kubectl_binaries() {
         // The federation sees carol, as the host authenticated her.
         let out = host.kubectl_with(&k, &config, &["auth", "whoami", "-o", "json"]);

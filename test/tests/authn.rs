@@ -18,11 +18,45 @@ const TOKENS: &str = "alice-token,alice,1001,\"dev,ops\"\nbob-token,bob,\n";
 /// kubectl's last line for a 401.
 const LOGGED_IN: &str = "error: You must be logged in to the server (Unauthorized)";
 
-/// Writes `TOKENS` next to the data dir and starts a server that reads it.
+/// Writes `TOKENS` next to the data dir and starts a server that reads it;
+/// alice's group `dev` may view everything (a ClusterRoleBinding to
+/// `view`), so she can list namespaces under RBAC.
 async fn start(dir: &Path) -> Server {
     let file = write_token_file(dir, TOKENS);
     let flag = format!("--token-auth-file={}", file.display());
-    Server::start(&dir.join("data"), &[&flag]).await
+    let server = Server::start(&dir.join("data"), &[&flag]).await;
+    let binding = serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": "dev-view"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "dev"}],
+    });
+    let r = server
+        .client(true)
+        .post(server.url("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"))
+        .header("content-type", "application/json")
+        .body(binding.to_string())
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(r.status(), StatusCode::CREATED);
+    // The authorizer follows RBAC objects by a watch: wait until it has.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let r = server
+            .client(false)
+            .get(server.url("/api/v1/namespaces"))
+            .bearer_auth("alice-token")
+            .send()
+            .await
+            .expect("request");
+        if r.status() == StatusCode::OK {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "alice never got view");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    server
 }
 
 fn write_token_file(dir: &Path, text: &str) -> PathBuf {

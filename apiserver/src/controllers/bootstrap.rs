@@ -74,14 +74,9 @@ pub async fn ensure(registry: &Registry) -> Result<(), ApiError> {
     {
         create(registry, RBAC, "v1", "clusterroles", role).await?;
     }
-    create(
-        registry,
-        RBAC,
-        "v1",
-        "clusterrolebindings",
-        cluster_admin_binding(),
-    )
-    .await?;
+    for binding in cluster_role_bindings() {
+        create(registry, RBAC, "v1", "clusterrolebindings", binding).await?;
+    }
     Ok(())
 }
 
@@ -202,6 +197,32 @@ pub fn cluster_roles() -> Vec<Value> {
         aggregated("admin", "admin", &[]),
         aggregated("edit", "edit", &[(admin_label.as_str(), "true")]),
         aggregated("view", "view", &[(edit_label.as_str(), "true")]),
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": rbac_meta("system:discovery", &[]),
+            "rules": [{"nonResourceURLs": [
+                "/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi",
+                "/openapi/*", "/readyz", "/version", "/version/"
+            ], "verbs": ["get"]}],
+        }),
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": rbac_meta("system:basic-user", &[]),
+            "rules": [
+                {"apiGroups": ["authorization.k8s.io"], "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"], "verbs": ["create"]},
+                {"apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"], "verbs": ["create"]},
+            ],
+        }),
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": rbac_meta("system:public-info-viewer", &[]),
+            "rules": [{"nonResourceURLs": [
+                "/healthz", "/livez", "/readyz", "/version", "/version/"
+            ], "verbs": ["get"]}],
+        }),
     ]
 }
 
@@ -216,15 +237,32 @@ pub fn aggregate_roles() -> Result<Vec<Value>, serde_json::Error> {
     serde_json::from_str(include_str!("bootstrap/aggregate_roles.json"))
 }
 
-/// The `cluster-admin` ClusterRoleBinding: the `system:masters` group.
-fn cluster_admin_binding() -> Value {
-    json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRoleBinding",
-        "metadata": rbac_meta("cluster-admin", &[]),
-        "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": "cluster-admin"},
-        "subjects": [{"apiGroup": RBAC, "kind": "Group", "name": "system:masters"}],
-    })
+/// The bootstrap ClusterRoleBindings, as upstream's: `cluster-admin` to
+/// `system:masters`; `system:discovery` and `system:basic-user` to every
+/// authenticated user; `system:public-info-viewer` to everyone.
+pub fn cluster_role_bindings() -> Vec<Value> {
+    let binding = |name: &str, groups: &[&str]| {
+        let subjects: Vec<Value> = groups
+            .iter()
+            .map(|g| json!({"apiGroup": RBAC, "kind": "Group", "name": g}))
+            .collect();
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": rbac_meta(name, &[]),
+            "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": name},
+            "subjects": subjects,
+        })
+    };
+    vec![
+        binding("cluster-admin", &["system:masters"]),
+        binding("system:basic-user", &["system:authenticated"]),
+        binding("system:discovery", &["system:authenticated"]),
+        binding(
+            "system:public-info-viewer",
+            &["system:authenticated", "system:unauthenticated"],
+        ),
+    ]
 }
 
 #[cfg(test)]

@@ -4,10 +4,12 @@
 //! Service's endpoints with the caller's identity in front-proxy headers.
 //!
 //! Contract:
-//! - [`route`] is a middleware inside authentication. A request for
-//!   `/apis/<group>/<version>[/...]` whose `<version>.<group>` APIService
-//!   names a Service goes to that Service; everything else goes on to
-//!   Skein's own handlers. Lookups are in memory (an informer of
+//! - [`select`] and [`forward`] are middlewares inside authentication,
+//!   around authorization. A request for `/apis/<group>/<version>[/...]`
+//!   whose `<version>.<group>` APIService names a Service is authorized as
+//!   sent (a request under the aggregated prefix is then `federations/
+//!   proxy`, as a kube-apiserver host sees it) and goes to that Service;
+//!   everything else goes on to Skein's own handlers. Lookups are in memory (an informer of
 //!   APIServices, EndpointSlices and Services), never a store read.
 //! - The backend is chosen as kube-apiserver's
 //!   `--enable-aggregator-routing`: the Service port whose `port` is the
@@ -258,13 +260,31 @@ fn unreachable(why: &str) -> ApiError {
     )
 }
 
-/// Middleware: proxies requests of aggregated group/versions (see the
-/// module docs); passes every other request on.
-pub async fn route(req: Request, next: Next) -> Response {
-    let Some(aggregator) = req.extensions().get::<Arc<Aggregator>>().cloned() else {
-        return next.run(req).await;
-    };
-    let Some(apiservice) = aggregator.apiservice_for(req.uri().path()) else {
+/// The APIService that serves a request, put on it by [`select`].
+#[derive(Clone, Debug)]
+pub struct Selected(pub Arc<Value>);
+
+/// Middleware (outer): marks a request for an aggregated group/version
+/// with its [`Selected`] APIService, so that authorization checks the path
+/// as sent and [`forward`] proxies it.
+pub async fn select(mut req: Request, next: Next) -> Response {
+    let found = req
+        .extensions()
+        .get::<Arc<Aggregator>>()
+        .and_then(|a| a.apiservice_for(req.uri().path()));
+    if let Some(apiservice) = found {
+        req.extensions_mut().insert(Selected(apiservice));
+    }
+    next.run(req).await
+}
+
+/// Middleware (inner, after authorization): proxies a [`Selected`]
+/// request to its APIService's backend; passes every other request on.
+pub async fn forward(req: Request, next: Next) -> Response {
+    let (Some(aggregator), Some(Selected(apiservice))) = (
+        req.extensions().get::<Arc<Aggregator>>().cloned(),
+        req.extensions().get::<Selected>().cloned(),
+    ) else {
         return next.run(req).await;
     };
     match proxy(&aggregator, &apiservice, req).await {

@@ -54,6 +54,10 @@ pub(super) struct Call {
     /// The static token authenticator, when the server has one (for
     /// TokenReviews).
     pub(super) tokens: Option<std::sync::Arc<super::authn::TokenAuthenticator>>,
+    /// The authorizer, when the server has one (for the access reviews).
+    pub(super) authorizer: Option<std::sync::Arc<crate::authz::Authorizer>>,
+    /// The impersonated user's extras, if any.
+    pub(super) extra: Option<super::authz::UserExtra>,
 }
 
 async fn dispatch(state: AppState, req: Request) -> Result<Response, ApiError> {
@@ -83,6 +87,11 @@ async fn dispatch(state: AppState, req: Request) -> Result<Response, ApiError> {
             .extensions
             .get::<std::sync::Arc<super::authn::TokenAuthenticator>>()
             .cloned(),
+        authorizer: parts
+            .extensions
+            .get::<std::sync::Arc<crate::authz::Authorizer>>()
+            .cloned(),
+        extra: parts.extensions.get::<super::authz::UserExtra>().cloned(),
         headers: parts.headers,
         body,
     };

@@ -9,6 +9,7 @@ pub mod access_log;
 pub mod aggregator;
 pub mod api;
 pub mod authn;
+pub mod authz;
 pub mod body;
 pub mod cluster_proxy;
 pub mod componentstatus;

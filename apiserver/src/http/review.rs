@@ -6,10 +6,10 @@
 //!   token file, as upstream's TokenReview REST does with its authenticator).
 //! - `authorization.k8s.io/v1` `selfsubjectaccessreviews` (`kubectl auth
 //!   can-i`), `subjectaccessreviews`, `localsubjectaccessreviews` and
-//!   `selfsubjectrulesreviews` (`kubectl auth can-i --list`). Skein has no
-//!   authorizer yet (every authenticated user may do everything, as
-//!   upstream's `AlwaysAllow`), so access reviews are allowed and the rules
-//!   review lists `*` — the answers upstream gives with that authorizer.
+//!   `selfsubjectrulesreviews` (`kubectl auth can-i --list`), answered by
+//!   the server's [`Authorizer`] (allowed and upstream's RBAC reason; the
+//!   rules the user holds in the namespace). Without one (router unit
+//!   tests) they answer as upstream's `AlwaysAllow`.
 //!
 //! Invalid specs get upstream's 422 texts; bodies may be JSON or protobuf.
 
@@ -22,6 +22,7 @@ use serde_json::{Map, Value, json};
 use super::api::{Call, object_response};
 use super::authn::TokenAuthenticator;
 use super::body;
+use crate::authz::{Attributes, Authorizer};
 use crate::status::{ApiError, Cause};
 
 /// A review resource: group, version, plural, kind, namespaced.
@@ -124,13 +125,18 @@ pub(super) fn handle(
             if spec_str(&obj, "namespace").is_empty() {
                 return Err(invalid(review, vec![Cause::required("spec.namespace", "")]));
             }
-            json!({
-                "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
-                "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
-                "incomplete": false
-            })
+            let subject = super::authz::subject(&user, call.extra.as_ref());
+            rules_review(
+                call.authorizer.as_deref(),
+                &subject,
+                spec_str(&obj, "namespace"),
+            )
         }
-        _ => access_review(review, &obj, namespace)?,
+        _ => {
+            access_review(review, &obj, namespace)?;
+            let subject = super::authz::subject(&user, call.extra.as_ref());
+            decide(call.authorizer.as_deref(), review, &obj, subject)
+        }
     };
     if let Some(map) = obj.as_object_mut() {
         map.insert("status".into(), status);
@@ -210,7 +216,7 @@ fn token_review(obj: &Value, tokens: Option<&Arc<TokenAuthenticator>>) -> Result
 
 /// The three access reviews: spec checks as upstream's validation, then
 /// the `AlwaysAllow` answer.
-fn access_review(review: &Review, obj: &Value, namespace: Option<&str>) -> Result<Value, ApiError> {
+fn access_review(review: &Review, obj: &Value, namespace: Option<&str>) -> Result<(), ApiError> {
     let spec = obj.get("spec").cloned().unwrap_or(Value::Null);
     let resource = spec.get("resourceAttributes").filter(|v| !v.is_null());
     let non_resource = spec.get("nonResourceAttributes").filter(|v| !v.is_null());
@@ -271,7 +277,136 @@ fn access_review(review: &Review, obj: &Value, namespace: Option<&str>) -> Resul
     if !causes.is_empty() {
         return Err(invalid(review, causes));
     }
-    Ok(json!({"allowed": true}))
+    Ok(())
+}
+
+/// The access review's status: the authorizer's decision on the spec's
+/// attributes, for the spec's user (the caller for the self review).
+fn decide(
+    authorizer: Option<&Authorizer>,
+    review: &Review,
+    obj: &Value,
+    caller: skein_admission::UserInfo,
+) -> Value {
+    let Some(authorizer) = authorizer else {
+        return json!({"allowed": true});
+    };
+    let spec = obj.get("spec").cloned().unwrap_or(Value::Null);
+    let user = if review.plural == "selfsubjectaccessreviews" {
+        caller
+    } else {
+        let strings = |v: Option<&Value>| -> Vec<String> {
+            v.and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        skein_admission::UserInfo {
+            name: spec
+                .get("user")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            groups: strings(spec.get("groups")),
+            extra: spec
+                .get("extra")
+                .and_then(Value::as_object)
+                .map(|m| {
+                    m.iter()
+                        .map(|(k, v)| (k.clone(), strings(Some(v))))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        }
+    };
+    let field = |v: &Value, f: &str| v.get(f).and_then(Value::as_str).unwrap_or("").to_string();
+    let attrs = match spec.get("resourceAttributes").filter(|v| !v.is_null()) {
+        Some(r) => Attributes {
+            user,
+            verb: field(r, "verb"),
+            resource_request: true,
+            api_group: field(r, "group"),
+            api_version: match field(r, "version") {
+                v if v.is_empty() => "*".to_string(),
+                v => v,
+            },
+            resource: field(r, "resource"),
+            subresource: field(r, "subresource"),
+            namespace: field(r, "namespace"),
+            name: field(r, "name"),
+            ..Attributes::default()
+        },
+        None => {
+            let n = spec
+                .get("nonResourceAttributes")
+                .cloned()
+                .unwrap_or(Value::Null);
+            Attributes {
+                user,
+                verb: field(&n, "verb"),
+                path: field(&n, "path"),
+                ..Attributes::default()
+            }
+        }
+    };
+    let d = authorizer.authorize(&attrs);
+    let mut status = json!({"allowed": d.allowed});
+    if !d.reason.is_empty() {
+        status["reason"] = json!(d.reason);
+    }
+    status
+}
+
+/// SelfSubjectRulesReview's status: every rule `user` holds in
+/// `namespace`, split into resource and non-resource rules as upstream.
+fn rules_review(
+    authorizer: Option<&Authorizer>,
+    user: &skein_admission::UserInfo,
+    namespace: &str,
+) -> Value {
+    let always;
+    let authorizer = match authorizer {
+        Some(a) => a,
+        None => {
+            always = Authorizer::always_allow();
+            &always
+        }
+    };
+    let (rules, errors) = authorizer.rules_for(user, namespace);
+    let mut resource_rules = Vec::new();
+    let mut non_resource_rules = Vec::new();
+    for r in &rules {
+        if !r.resources.is_empty() {
+            let mut rule = json!({"verbs": r.verbs});
+            for (k, v) in [
+                ("apiGroups", &r.api_groups),
+                ("resources", &r.resources),
+                ("resourceNames", &r.resource_names),
+            ] {
+                if !v.is_empty() {
+                    rule[k] = json!(v);
+                }
+            }
+            resource_rules.push(rule);
+        }
+        if !r.non_resource_urls.is_empty() {
+            non_resource_rules
+                .push(json!({"verbs": r.verbs, "nonResourceURLs": r.non_resource_urls}));
+        }
+    }
+    let mut status = json!({
+        "resourceRules": resource_rules,
+        "nonResourceRules": non_resource_rules,
+        "incomplete": false
+    });
+    if !errors.is_empty() {
+        status["evaluationError"] = json!(crate::authz::rbac::aggregate(&errors));
+    }
+    status
 }
 
 fn render(v: Option<&Value>) -> String {
@@ -298,12 +433,17 @@ mod tests {
             err.message(),
             "SubjectAccessReview.authorization.k8s.io \"\" is invalid: [spec.resourceAttributes: Invalid value: null: exactly one of nonResourceAttributes or resourceAttributes must be specified, spec.user: Invalid value: \"\": at least one of user or group must be specified]"
         );
-        let ok = access_review(
-            sar,
-            &json!({"spec": {"user": "alice", "resourceAttributes": {"verb": "get", "resource": "pods"}}}),
-            None,
-        )
-        .unwrap();
-        assert_eq!(ok, json!({"allowed": true}));
+        let obj = json!({"spec": {"user": "alice", "resourceAttributes": {"verb": "get", "resource": "pods"}}});
+        access_review(sar, &obj, None).unwrap();
+        let caller = skein_admission::UserInfo::default();
+        assert_eq!(
+            decide(None, sar, &obj, caller.clone()),
+            json!({"allowed": true})
+        );
+        let rbac = Authorizer::new(vec![crate::authz::Mode::Rbac], None);
+        assert_eq!(
+            decide(Some(&rbac), sar, &obj, caller),
+            json!({"allowed": false})
+        );
     }
 }

@@ -15,7 +15,7 @@ use axum::response::IntoResponse;
 use axum::routing::{any, get};
 
 use super::status::ApiError;
-use super::{AppState, aggregator, api, authn, cluster_proxy, health, metrics, version};
+use super::{AppState, aggregator, api, authn, authz, cluster_proxy, health, metrics, version};
 use crate::openapi;
 
 /// The whole HTTP application, without TLS. Tests drive it with
@@ -26,10 +26,16 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .merge(api.clone())
         .nest(AGGREGATED_PREFIX, api)
-        // Outside the nesting, so both see the path as sent: a host routes
-        // `.../federations/default/proxy/...` to the APIService of
-        // `federation.skein.io/v1alpha1` when there is one.
-        .layer(middleware::from_fn(aggregator::route))
+        // Outside the nesting, so they see the path as sent. Inner to
+        // outer: a request an APIService serves goes to its backend (a
+        // host routes `.../federations/default/proxy/...` to the
+        // APIService of `federation.skein.io/v1alpha1` when there is one);
+        // before that, impersonation and authorization (of the path as
+        // sent when it is proxied, else of the path under the prefix);
+        // before that, the APIService is looked up.
+        .layer(middleware::from_fn(aggregator::forward))
+        .layer(middleware::from_fn(authz::authorize))
+        .layer(middleware::from_fn(aggregator::select))
         // Last, so that it wraps the fallbacks too: an unauthenticated
         // client learns nothing about which paths exist.
         .layer(middleware::from_fn(authn::authenticate))

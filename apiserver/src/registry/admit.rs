@@ -28,6 +28,8 @@ pub(crate) struct Request<'a> {
     pub subresource: Option<&'a str>,
     pub old: Option<&'a Value>,
     pub dry_run: bool,
+    /// The authenticated user behind the write (none for the server's own).
+    pub requester: Option<&'a super::Requester>,
 }
 
 impl Request<'_> {
@@ -45,6 +47,10 @@ impl Request<'_> {
         attrs.object = Some(object);
         attrs.old_object = self.old.cloned();
         attrs.dry_run = self.dry_run;
+        if let Some(r) = self.requester {
+            attrs.user.name.clone_from(&r.name);
+            attrs.user.groups.clone_from(&r.groups);
+        }
         attrs
     }
 }

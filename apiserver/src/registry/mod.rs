@@ -447,6 +447,7 @@ impl Registry {
             subresource: None,
             old: None,
             dry_run: opts.dry_run,
+            requester: opts.requester.as_ref(),
         };
         admit::mutate(&self.admission, &admission, &mut obj)?;
         let allocator = self.service_allocator(res, opts.dry_run);
@@ -631,6 +632,7 @@ impl Registry {
             subresource: (target == Target::Status).then_some("status"),
             old: Some(old),
             dry_run: opts.dry_run,
+            requester: opts.requester.as_ref(),
         };
         let mut obj = wanted;
         admit::mutate(&self.admission, &admission, &mut obj)?;
@@ -677,6 +679,7 @@ impl Registry {
             subresource: (target == Target::Status).then_some("status"),
             old: Some(old),
             dry_run: opts.dry_run,
+            requester: opts.requester.as_ref(),
         };
         let mut new = match target {
             Target::Main => {
