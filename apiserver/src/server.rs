@@ -53,11 +53,17 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     }
     // Read before anything else starts, so a bad file fails fast.
     let tokens = match &config.token_auth_file {
-        Some(file) => Some(Arc::new(http::authn::TokenAuthenticator::load(file)?)),
+        Some(file) => Some(http::authn::TokenAuthenticator::load(file)?),
         None => None,
     };
 
     let pki = Pki::load_or_create(&config.pki_dir(), &pki::serving_names(config.bind_address))?;
+    let signer = crate::csr_signer::ClientSigner::new(
+        &pki.ca.cert_pem,
+        &pki.ca.key_pem,
+        config.authn.cluster_signing_duration,
+    )
+    .map_err(|e| anyhow::anyhow!("the CSR signer: {e}"))?;
     let tls = http::tls::server_config(&pki)?;
 
     let requested = SocketAddr::new(config.bind_address, config.secure_port);
@@ -140,11 +146,23 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         Err(e) => tracing::warn!(error = %e, "not creating the kubernetes service"),
     }
     crate::metrics::objects::spawn(store.clone(), config.etcd_count_metric_poll_period);
-    let mut app = http::app(state.clone());
-    if let Some(tokens) = tokens {
-        // Outside the router's authn layer, which looks it up per request.
-        app = app.layer(axum::Extension(tokens));
-    }
+    let auth = match http::authn::setup::build(
+        &config.authn,
+        &config.pki_dir(),
+        tokens,
+        state.registry.clone(),
+    ) {
+        Ok(a) => a,
+        Err(e) => {
+            store.close().await;
+            return Err(anyhow::anyhow!("authentication: {e}"));
+        }
+    };
+    // Outside the router's authn layer, which looks them up per request.
+    let app = http::app(state.clone())
+        .layer(axum::Extension(Arc::new(auth)))
+        .layer(axum::Extension(Arc::new(signer)));
+    let mut app = app;
     if config.access_log {
         http::access_log::enable();
         app = app.layer(axum::middleware::from_fn(http::access_log::log));

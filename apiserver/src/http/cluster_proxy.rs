@@ -368,6 +368,7 @@ mod tests {
             name: "u".into(),
             uid: None,
             groups: groups.iter().map(|g| (*g).to_owned()).collect(),
+            extra: Default::default(),
         };
         assert!(allowed(Some(&user(&[
             "system:masters",
