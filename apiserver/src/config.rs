@@ -226,6 +226,9 @@ pub struct Config {
     /// the CSR client signer.
     #[command(flatten)]
     pub authn: AuthnConfig,
+    /// Front-proxy (requestheader) authentication, for aggregated mode.
+    #[command(flatten)]
+    pub front_proxy: FrontProxyConfig,
 
     /// IPv4 CIDR that Service cluster IPs are allocated from
     /// (kube-apiserver's `--service-cluster-ip-range`).
@@ -357,6 +360,52 @@ impl Default for AuthnConfig {
     }
 }
 
+/// Front-proxy authentication flags, named as an aggregated API server's
+/// (`http/requestheader.rs` has the contract).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct FrontProxyConfig {
+    /// CA bundle that verifies front-proxy client certificates; the
+    /// `--requestheader-*` headers are trusted only from them. Unset: read
+    /// from the host through `--authentication-kubeconfig`, else off.
+    #[arg(long)]
+    pub requestheader_client_ca_file: Option<PathBuf>,
+    /// Common names a front-proxy certificate may have (comma-separated);
+    /// empty allows any certificate the CA verifies.
+    #[arg(long, value_delimiter = ',')]
+    pub requestheader_allowed_names: Vec<String>,
+    /// Headers naming the user.
+    #[arg(long, value_delimiter = ',', default_value = "X-Remote-User")]
+    pub requestheader_username_headers: Vec<String>,
+    /// Headers naming the user's uid (none by default, as 1.33).
+    #[arg(long, value_delimiter = ',')]
+    pub requestheader_uid_headers: Vec<String>,
+    /// Headers naming the user's groups.
+    #[arg(long, value_delimiter = ',', default_value = "X-Remote-Group")]
+    pub requestheader_group_headers: Vec<String>,
+    /// Prefixes of the headers carrying the user's extra attributes.
+    #[arg(long, value_delimiter = ',', default_value = "X-Remote-Extra-")]
+    pub requestheader_extra_headers_prefix: Vec<String>,
+    /// Kubeconfig of the host cluster, whose
+    /// `kube-system/extension-apiserver-authentication` ConfigMap gives the
+    /// requestheader settings when `--requestheader-client-ca-file` is unset.
+    #[arg(long)]
+    pub authentication_kubeconfig: Option<PathBuf>,
+}
+
+impl Default for FrontProxyConfig {
+    fn default() -> Self {
+        FrontProxyConfig {
+            requestheader_client_ca_file: None,
+            requestheader_allowed_names: Vec::new(),
+            requestheader_username_headers: vec!["X-Remote-User".into()],
+            requestheader_uid_headers: Vec::new(),
+            requestheader_group_headers: vec!["X-Remote-Group".into()],
+            requestheader_extra_headers_prefix: vec!["X-Remote-Extra-".into()],
+            authentication_kubeconfig: None,
+        }
+    }
+}
+
 /// Parses Go-style durations as kube-apiserver flags take them: `300ms`,
 /// `30s`, `5m`, `1h`.
 fn parse_duration(s: &str) -> std::result::Result<std::time::Duration, String> {
@@ -408,6 +457,7 @@ impl Config {
             members: MemberConfig::default(),
             token_auth_file: None,
             authn: AuthnConfig::default(),
+            front_proxy: FrontProxyConfig::default(),
             service_cluster_ip_range: "10.96.0.0/12".into(),
             service_node_port_range: 30000..=32767,
             access_log: true,

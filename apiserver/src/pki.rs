@@ -138,6 +138,64 @@ impl Pki {
     }
 }
 
+/// The common name of the front-proxy client certificate, the one name
+/// the `extension-apiserver-authentication` ConfigMap allows.
+pub const FRONT_PROXY_CLIENT: &str = "front-proxy-client";
+
+/// What Skein, as a host, proxies to aggregated API servers with: its own
+/// front-proxy CA (which they trust for `X-Remote-*` headers, as a
+/// kube-apiserver's `--requestheader-client-ca-file`) and the client
+/// certificate it signs (`--proxy-client-cert-file`).
+#[derive(Clone, Debug)]
+pub struct FrontProxyPki {
+    /// The front-proxy CA.
+    pub ca: CertKey,
+    /// The client certificate, CN [`FRONT_PROXY_CLIENT`].
+    pub client: CertKey,
+}
+
+impl FrontProxyPki {
+    /// Loads `front-proxy-ca.*` and `front-proxy-client.*` from `dir`,
+    /// creating or re-issuing them as [`Pki::load_or_create`] does.
+    pub fn load_or_create(dir: &Path) -> Result<FrontProxyPki> {
+        create_private_dir(dir)?;
+        let (ca_cert, ca_key) = (
+            dir.join("front-proxy-ca.crt"),
+            dir.join("front-proxy-ca.key"),
+        );
+        let (cert, key) = (
+            dir.join("front-proxy-client.crt"),
+            dir.join("front-proxy-client.key"),
+        );
+        let now = OffsetDateTime::now_utc();
+        let (ca, issuer, ca_is_new) = if ca_cert.exists() && ca_key.exists() {
+            let ca = read_pair(&ca_cert, &ca_key)?;
+            let k = KeyPair::from_pem(&ca.key_pem).map_err(|e| bad(&ca_key, e))?;
+            let issuer = Issuer::from_ca_cert_pem(&ca.cert_pem, k).map_err(|e| bad(&ca_cert, e))?;
+            (ca, issuer, false)
+        } else {
+            tracing::info!(dir = %dir.display(), "generating the front-proxy certificate authority");
+            let (ca, issuer) = new_named_ca(now, "skein-front-proxy-ca")?;
+            write_pair(&ca_cert, &ca_key, &ca)?;
+            (ca, issuer, true)
+        };
+        let client = match read_leaf_if_fresh(&cert, &key, now, ca_is_new)? {
+            Some((pair, _)) => pair,
+            None => {
+                let mut params = CertificateParams::default();
+                params.distinguished_name = rcgen::DistinguishedName::new();
+                params
+                    .distinguished_name
+                    .push(DnType::CommonName, FRONT_PROXY_CLIENT);
+                let pair = new_leaf(&issuer, params, ExtendedKeyUsagePurpose::ClientAuth, now)?;
+                write_pair(&cert, &key, &pair)?;
+                pair
+            }
+        };
+        Ok(FrontProxyPki { ca, client })
+    }
+}
+
 /// The file names under the PKI directory.
 struct Files {
     ca_cert: PathBuf,
@@ -175,11 +233,13 @@ fn validity(params: &mut CertificateParams, now: OffsetDateTime, lifetime: Durat
 }
 
 fn new_ca(now: OffsetDateTime) -> Result<(CertKey, Issuer<'static, KeyPair>)> {
+    new_named_ca(now, "skein-ca")
+}
+
+fn new_named_ca(now: OffsetDateTime, name: &str) -> Result<(CertKey, Issuer<'static, KeyPair>)> {
     let mut params = CertificateParams::default();
     params.distinguished_name = rcgen::DistinguishedName::new();
-    params
-        .distinguished_name
-        .push(DnType::CommonName, "skein-ca");
+    params.distinguished_name.push(DnType::CommonName, name);
     params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     params.key_usages = vec![
         KeyUsagePurpose::KeyCertSign,

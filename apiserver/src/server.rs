@@ -64,7 +64,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         config.authn.cluster_signing_duration,
     )
     .map_err(|e| anyhow::anyhow!("the CSR signer: {e}"))?;
-    let tls = http::tls::server_config(&pki)?;
+    let front_proxy = http::requestheader::RequestHeader::load(&config.front_proxy)
+        .await?
+        .map(Arc::new);
+    let tls = http::tls::server_tls(&pki, front_proxy.as_ref().map(|f| f.ca_pem.as_slice()))?;
 
     let requested = SocketAddr::new(config.bind_address, config.secure_port);
     let listener = TcpListener::bind(requested)
@@ -159,10 +162,24 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         }
     };
     // Outside the router's authn layer, which looks them up per request.
-    let app = http::app(state.clone())
+    let mut app = http::app(state.clone())
         .layer(axum::Extension(Arc::new(auth)))
         .layer(axum::Extension(Arc::new(signer)));
-    let mut app = app;
+    // Skein as a host for aggregated API servers (kube-aggregator).
+    let proxy_pki = crate::pki::FrontProxyPki::load_or_create(&config.pki_dir())?;
+    if let Err(e) =
+        http::aggregator::publish_authentication(&state, &pki.ca.cert_pem, &proxy_pki).await
+    {
+        tracing::warn!(error = %e, "not publishing kube-system/extension-apiserver-authentication");
+    }
+    if let Some(aggregator) = http::aggregator::Aggregator::start(&state, &proxy_pki) {
+        http::aggregator::spawn_availability(aggregator.clone());
+        app = app.layer(axum::Extension(aggregator));
+    }
+    if let Some(front_proxy) = front_proxy {
+        // Outside the router's authn layer, which looks it up per request.
+        app = app.layer(axum::Extension(front_proxy));
+    }
     if config.access_log {
         http::access_log::enable();
         app = app.layer(axum::middleware::from_fn(http::access_log::log));

@@ -446,10 +446,21 @@ pub fn helm_binaries() -> Vec<PathBuf> {
 /// Runs `helm --kubeconfig <admin.kubeconfig> <args>` with Helm's cache,
 /// config and data directories inside the server's data dir.
 pub fn helm(server: &Server, helm: &std::path::Path, args: &[&str]) -> std::process::Output {
+    helm_with(server, helm, &server.kubeconfig(), args)
+}
+
+/// [`helm`] with another kubeconfig (for example one whose server is the
+/// aggregated prefix path).
+pub fn helm_with(
+    server: &Server,
+    helm: &std::path::Path,
+    kubeconfig: &std::path::Path,
+    args: &[&str],
+) -> std::process::Output {
     let home = server.data_dir.join("helm-home");
     std::process::Command::new(helm)
         .arg("--kubeconfig")
-        .arg(server.kubeconfig())
+        .arg(kubeconfig)
         .args(args)
         .env_remove("KUBECONFIG")
         .env_remove("HELM_NAMESPACE")

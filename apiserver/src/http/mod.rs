@@ -6,6 +6,7 @@
 //! ([`not_found`]).
 
 pub mod access_log;
+pub mod aggregator;
 pub mod api;
 pub mod authn;
 pub mod body;
@@ -18,6 +19,7 @@ pub mod not_found;
 pub mod patch;
 pub mod path;
 pub mod query;
+pub mod requestheader;
 pub mod review;
 pub mod routes;
 pub mod scale;

@@ -1,4 +1,13 @@
 //! The router: [`app`] maps paths to handlers, behind authentication.
+//!
+//! The whole API is served twice: at the root (direct mode) and under
+//! [`AGGREGATED_PREFIX`] (aggregated mode, DESIGN §1: a host cannot hand
+//! its own `v1` or `apps/v1` to an aggregated server, so the federated
+//! kubeconfig context names this prefix as its server and client-go
+//! prefixes every path with it). Under the prefix the path is stripped
+//! before routing, so handlers and metrics see the same request as in
+//! direct mode; authentication (which treats the public paths under the
+//! prefix as public), the aggregator and the access log see the prefix.
 
 use axum::Router;
 use axum::middleware;
@@ -6,13 +15,34 @@ use axum::response::IntoResponse;
 use axum::routing::{any, get};
 
 use super::status::ApiError;
-use super::{AppState, api, authn, cluster_proxy, health, metrics, version};
+use super::{AppState, aggregator, api, authn, cluster_proxy, health, metrics, version};
 use crate::openapi;
 
 /// The whole HTTP application, without TLS. Tests drive it with
 /// `tower::ServiceExt::oneshot`, inserting an
 /// [`authn::ClientCertUser`] extension to act as an authenticated client.
 pub fn app(state: AppState) -> Router {
+    let api = routes();
+    Router::new()
+        .merge(api.clone())
+        .nest(AGGREGATED_PREFIX, api)
+        // Outside the nesting, so both see the path as sent: a host routes
+        // `.../federations/default/proxy/...` to the APIService of
+        // `federation.skein.io/v1alpha1` when there is one.
+        .layer(middleware::from_fn(aggregator::route))
+        // Last, so that it wraps the fallbacks too: an unauthenticated
+        // client learns nothing about which paths exist.
+        .layer(middleware::from_fn(authn::authenticate))
+        .with_state(state)
+}
+
+/// The path under which the whole native API is served again, for the
+/// federated context of aggregated mode (the `proxy` subresource of the
+/// `default` Federation, which a host routes to Skein's APIService).
+pub const AGGREGATED_PREFIX: &str = "/apis/federation.skein.io/v1alpha1/federations/default/proxy";
+
+/// Every route, without authentication and state.
+fn routes() -> Router<AppState> {
     Router::new()
         .route("/version", get(version::get))
         .route("/version/", get(version::get))
@@ -41,12 +71,9 @@ pub fn app(state: AppState) -> Router {
         .route("/openid/v1/jwks", get(authn::discovery::jwks))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        // Inside authentication: counts what reaches a handler, as upstream.
+        // Inside authentication and the prefix: counts what reaches a
+        // handler, as upstream.
         .layer(middleware::from_fn(metrics::instrument))
-        // Last, so that it wraps the fallbacks too: an unauthenticated
-        // client learns nothing about which paths exist.
-        .layer(middleware::from_fn(authn::authenticate))
-        .with_state(state)
 }
 
 /// The `clusters/proxy` routes (`http/cluster_proxy.rs`): they take the raw

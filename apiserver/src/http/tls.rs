@@ -8,7 +8,9 @@
 //!
 //! Client certificates are requested, not required: a client without one
 //! is anonymous (and [`super::authn`] decides), while a client whose
-//! certificate does not verify against the CA fails the handshake.
+//! certificate does not verify against the CA fails the handshake. With
+//! front-proxy authentication, certificates of the requestheader CA pass
+//! the handshake too, and become a [`FrontProxyPeer`] instead of a user.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -22,13 +24,15 @@ use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use rustls::RootCertStore;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, UnixTime};
+use rustls::server::danger::ClientCertVerifier;
 use rustls::server::{ServerConfig, WebPkiClientVerifier};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt;
 
 use super::authn::ClientCertUser;
+use super::requestheader::FrontProxyPeer;
 use crate::pki::Pki;
 use crate::{Error, Result};
 
@@ -49,15 +53,117 @@ fn bad_pem(what: &str, e: impl ToString) -> Error {
 /// http/1.1. Uses the ring provider explicitly, so no process-wide default
 /// provider needs installing.
 pub fn server_config(pki: &Pki) -> Result<Arc<ServerConfig>> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Ok(server_tls(pki, None)?.config)
+}
 
+/// The TLS configuration and how a connection's client certificate is
+/// turned into an identity.
+#[derive(Clone)]
+pub struct Tls {
+    /// The rustls configuration.
+    pub config: Arc<ServerConfig>,
+    /// Present with front-proxy authentication: the handshake then accepts
+    /// certificates of either CA, and each peer's chain is checked against
+    /// each CA separately, so a front-proxy certificate is never taken for
+    /// a client-CA user or the other way round.
+    split: Option<SplitVerifiers>,
+}
+
+#[derive(Clone)]
+struct SplitVerifiers {
+    client: Arc<dyn ClientCertVerifier>,
+    front_proxy: Arc<dyn ClientCertVerifier>,
+}
+
+impl From<Arc<ServerConfig>> for Tls {
+    /// A configuration whose client certificates all come from the client
+    /// CA (no front proxy).
+    fn from(config: Arc<ServerConfig>) -> Self {
+        Tls {
+            config,
+            split: None,
+        }
+    }
+}
+
+impl Tls {
+    /// The identities a peer's certificate chain proves: a client-CA user,
+    /// a front proxy, or neither. The chain has already passed the
+    /// handshake's verifier.
+    fn identify(
+        &self,
+        chain: Option<&[CertificateDer<'static>]>,
+    ) -> (Option<ClientCertUser>, Option<FrontProxyPeer>) {
+        let Some((leaf, intermediates)) = chain.and_then(|c| c.split_first()) else {
+            return (None, None);
+        };
+        let Some(split) = &self.split else {
+            return (ClientCertUser::from_der(leaf), None);
+        };
+        let now = UnixTime::now();
+        let user = split
+            .client
+            .verify_client_cert(leaf, intermediates, now)
+            .is_ok()
+            .then(|| ClientCertUser::from_der(leaf))
+            .flatten();
+        let proxy = split
+            .front_proxy
+            .verify_client_cert(leaf, intermediates, now)
+            .is_ok()
+            .then(|| common_name(leaf))
+            .flatten()
+            .map(|common_name| FrontProxyPeer { common_name });
+        (user, proxy)
+    }
+}
+
+/// A certificate's common name (empty names count as none).
+fn common_name(der: &[u8]) -> Option<String> {
+    let (_, cert) = x509_parser::parse_x509_certificate(der).ok()?;
+    let cn = cert
+        .subject()
+        .iter_common_name()
+        .find_map(|cn| cn.as_str().ok())?
+        .to_string();
+    (!cn.is_empty()).then_some(cn)
+}
+
+fn roots(pem: &[u8], what: &str) -> Result<RootCertStore> {
     let mut roots = RootCertStore::empty();
-    let ca = CertificateDer::from_pem_slice(pki.ca.cert_pem.as_bytes())
-        .map_err(|e| bad_pem("ca.crt", e))?;
-    roots.add(ca)?;
-    let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-        .allow_unauthenticated()
-        .build()?;
+    for cert in CertificateDer::pem_slice_iter(pem) {
+        roots.add(cert.map_err(|e| bad_pem(what, e))?)?;
+    }
+    if roots.is_empty() {
+        return Err(bad_pem(what, "no certificate in the PEM data"));
+    }
+    Ok(roots)
+}
+
+/// [`server_config`] that also accepts front-proxy certificates verified
+/// by `front_proxy_ca` (a PEM bundle) when given.
+pub fn server_tls(pki: &Pki, front_proxy_ca: Option<&[u8]>) -> Result<Tls> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let verifier = |roots: RootCertStore| {
+        WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+            .allow_unauthenticated()
+            .build()
+    };
+
+    let client_roots = roots(pki.ca.cert_pem.as_bytes(), "ca.crt")?;
+    let (handshake, split) = match front_proxy_ca {
+        None => (verifier(client_roots)?, None),
+        Some(pem) => {
+            let proxy_roots = roots(pem, "--requestheader-client-ca-file")?;
+            let mut union = client_roots.clone();
+            union.roots.extend(proxy_roots.roots.iter().cloned());
+            let split = SplitVerifiers {
+                client: verifier(client_roots)?,
+                front_proxy: verifier(proxy_roots)?,
+            };
+            (verifier(union)?, Some(split))
+        }
+    };
 
     let chain = CertificateDer::pem_slice_iter(pki.serving.cert_pem.as_bytes())
         .collect::<Result<Vec<_>, _>>()
@@ -67,10 +173,13 @@ pub fn server_config(pki: &Pki) -> Result<Arc<ServerConfig>> {
 
     let mut config = ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()?
-        .with_client_cert_verifier(verifier)
+        .with_client_cert_verifier(handshake)
         .with_single_cert(chain, key)?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    Ok(Arc::new(config))
+    Ok(Tls {
+        config: Arc::new(config),
+        split,
+    })
 }
 
 /// Serves `app` over TLS on `listener` until `shutdown` completes, then
@@ -78,11 +187,12 @@ pub fn server_config(pki: &Pki) -> Result<Arc<ServerConfig>> {
 /// their in-flight requests (idle keep-alive connections close at once).
 pub async fn serve(
     listener: TcpListener,
-    tls: Arc<ServerConfig>,
+    tls: impl Into<Tls>,
     app: Router,
     shutdown: impl Future<Output = ()>,
 ) {
-    let acceptor = TlsAcceptor::from(tls);
+    let tls: Tls = tls.into();
+    let acceptor = TlsAcceptor::from(tls.config.clone());
     let builder = auto::Builder::new(TokioExecutor::new());
     let graceful = GracefulShutdown::new();
     tokio::pin!(shutdown);
@@ -102,6 +212,7 @@ pub async fn serve(
             () = &mut shutdown => break,
         };
         let acceptor = acceptor.clone();
+        let tls = tls.clone();
         let app = app.clone();
         let builder = builder.clone();
         let watcher = graceful.watcher();
@@ -117,16 +228,14 @@ pub async fn serve(
                     return;
                 }
             };
-            let user = stream
-                .get_ref()
-                .1
-                .peer_certificates()
-                .and_then(|chain| chain.first())
-                .and_then(|leaf| ClientCertUser::from_der(leaf));
+            let (user, proxy) = tls.identify(stream.get_ref().1.peer_certificates());
             let service = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
                 req.extensions_mut().insert(ConnectInfo(peer));
                 if let Some(user) = &user {
                     req.extensions_mut().insert(user.clone());
+                }
+                if let Some(proxy) = &proxy {
+                    req.extensions_mut().insert(proxy.clone());
                 }
                 app.clone().oneshot(req)
             });

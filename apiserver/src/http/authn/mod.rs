@@ -2,6 +2,11 @@
 //!
 //! Authenticators, tried in kube-apiserver's union order:
 //!
+//! 0. **Front proxy** ([`super::requestheader`]), when configured: the
+//!    `X-Remote-*` headers of a connection whose certificate verified
+//!    against the requestheader CA. The server adds an
+//!    `axum::Extension(Arc<RequestHeader>)` layer; the headers are removed
+//!    from every request whether trusted or not.
 //! 1. **Client certificates.** The TLS layer puts a [`ClientCertUser`] on
 //!    every request of a connection whose client certificate verified
 //!    against the CA (CN is the user, each O a group).
@@ -73,6 +78,7 @@ use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 use x509_parser::prelude::X509Certificate;
 
+use super::requestheader::{FrontProxyPeer, RequestHeader};
 use super::status::ApiError;
 use crate::registry::Registry;
 use crate::registry::object;
@@ -187,6 +193,9 @@ impl ClientCertUser {
 
 /// Whether `path` is served to unauthenticated clients.
 pub fn is_public(path: &str) -> bool {
+    let path = path
+        .strip_prefix(super::routes::AGGREGATED_PREFIX)
+        .unwrap_or(path);
     matches!(
         path,
         "/healthz" | "/livez" | "/readyz" | "/version" | "/version/"
@@ -204,9 +213,19 @@ pub fn is_public(path: &str) -> bool {
 /// path.
 pub async fn authenticate(mut req: Request, next: Next) -> Response {
     let auth = req.extensions().get::<Arc<Authenticator>>().cloned();
-    let user = match req.extensions().get::<ClientCertUser>() {
-        Some(cert) => Some(cert.user_info()),
-        None => match (&auth, bearer_token(req.headers())) {
+    let front_proxy = req.extensions().get::<Arc<RequestHeader>>().cloned();
+    let asserted = match (&front_proxy, req.extensions().get::<FrontProxyPeer>()) {
+        (Some(config), Some(peer)) => config.user(peer, req.headers()),
+        _ => None,
+    };
+    if let Some(config) = &front_proxy {
+        // Trusted or not, the identity headers go no further.
+        config.strip(req.headers_mut());
+    }
+    let user = match (asserted, req.extensions().get::<ClientCertUser>()) {
+        (Some(user), _) => Some(user),
+        (None, Some(cert)) => Some(cert.user_info()),
+        (None, None) => match (&auth, bearer_token(req.headers())) {
             (Some(auth), Some(token)) => match auth.authenticate_token(token, None).await {
                 Ok(Some((user, _))) => {
                     req.headers_mut().remove(header::AUTHORIZATION);

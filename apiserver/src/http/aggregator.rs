@@ -1,0 +1,575 @@
+//! Skein as a host for aggregated API servers, as kube-aggregator: an
+//! `apiregistration.k8s.io/v1` `APIService` with a `spec.service` takes
+//! over its group/version, and requests for it are proxied to the
+//! Service's endpoints with the caller's identity in front-proxy headers.
+//!
+//! Contract:
+//! - [`route`] is a middleware inside authentication. A request for
+//!   `/apis/<group>/<version>[/...]` whose `<version>.<group>` APIService
+//!   names a Service goes to that Service; everything else goes on to
+//!   Skein's own handlers. Lookups are in memory (an informer of
+//!   APIServices, EndpointSlices and Services), never a store read.
+//! - The backend is chosen as kube-apiserver's
+//!   `--enable-aggregator-routing`: the Service port whose `port` is the
+//!   APIService's `spec.service.port` (default 443), then a ready address
+//!   of an EndpointSlice of that Service with the port of the same name.
+//! - TLS to the backend is verified against `spec.caBundle` for the name
+//!   `<service>.<namespace>.svc`, unless `spec.insecureSkipTLSVerify`.
+//!   Skein presents its front-proxy client certificate
+//!   ([`crate::pki::FrontProxyPki`]) and sends `X-Remote-User`,
+//!   `X-Remote-Group` and `X-Remote-Extra-<key>` for the caller; the
+//!   caller's own credentials, impersonation and `X-Remote-*` headers are
+//!   never forwarded.
+//! - Responses stream (watches, logs) until the server shuts down. A
+//!   backend that cannot be reached is 503 ServiceUnavailable, with
+//!   upstream's `error trying to reach service` message.
+//! - [`publish_authentication`] writes `kube-system/
+//!   extension-apiserver-authentication` as kube-apiserver does, so an
+//!   aggregated server (Skein with `--authentication-kubeconfig`) trusts
+//!   the front-proxy certificate.
+//! - [`spawn_availability`] keeps each APIService's `Available` condition
+//!   true while `GET /apis/<group>/<version>` on its backend answers 2xx
+//!   (`Passed`), false otherwise (`ServiceNotFound`,
+//!   `EndpointsNotFound`/`MissingEndpoints`, `FailedDiscoveryCheck`), and
+//!   `Local` for APIServices without a Service.
+//!
+//! Not yet: the host's discovery (`/apis`, aggregated discovery and
+//! OpenAPI) does not merge the backends' groups; request bodies are read
+//! whole (at most [`super::body::MAX_BODY`]); upgrades are not proxied.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderName, HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+
+use rustls::pki_types::pem::PemObject;
+
+use super::AppState;
+use super::authn::UserInfo;
+use super::cluster_proxy::{request_headers, response_headers};
+use super::status::ApiError;
+use crate::controllers::informer::{Informer, ObjectKey};
+use crate::pki::{CertKey, FRONT_PROXY_CLIENT, FrontProxyPki};
+use crate::registry::{Target, WriteOptions, resource};
+
+/// The aggregator's state: the informers it routes from, the front-proxy
+/// client identity and the backend clients.
+pub struct Aggregator {
+    state: AppState,
+    apiservices: Informer,
+    services: Informer,
+    slices: Informer,
+    client_cert: CertKey,
+    clients: Mutex<HashMap<String, (String, kube::Client)>>,
+}
+
+/// Where an APIService's requests go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Backend {
+    /// `https://address:port`.
+    url: String,
+    /// `<service>.<namespace>.svc`, the name TLS verifies.
+    server_name: String,
+    /// PEM of `spec.caBundle`, when given.
+    ca_pem: Option<String>,
+    /// `spec.insecureSkipTLSVerify`.
+    insecure: bool,
+}
+
+/// Why an APIService has no usable backend: the `Available` condition's
+/// reason and message.
+#[derive(Debug)]
+struct NoBackend {
+    reason: &'static str,
+    message: String,
+}
+
+impl Aggregator {
+    /// Starts the informers; `None` when the resources are not served.
+    pub fn start(state: &AppState, front_proxy: &FrontProxyPki) -> Option<Arc<Aggregator>> {
+        let apiservices = resource::find("apiregistration.k8s.io", "v1", "apiservices")?;
+        let services = resource::find("", "v1", "services")?;
+        let slices = resource::find("discovery.k8s.io", "v1", "endpointslices")?;
+        Some(Arc::new(Aggregator {
+            state: state.clone(),
+            apiservices: Informer::start(&state.registry, apiservices),
+            services: Informer::start(&state.registry, services),
+            slices: Informer::start(&state.registry, slices),
+            client_cert: front_proxy.client.clone(),
+            clients: Mutex::new(HashMap::new()),
+        }))
+    }
+
+    /// The APIService that serves `path`, when one with a Service does.
+    fn apiservice_for(&self, path: &str) -> Option<Arc<Value>> {
+        let mut parts = path.strip_prefix("/apis/")?.split('/');
+        let (group, version) = (parts.next()?, parts.next()?);
+        if group.is_empty() || version.is_empty() {
+            return None;
+        }
+        let found = self
+            .apiservices
+            .get(&ObjectKey::new("", format!("{version}.{group}")))?;
+        found.pointer("/spec/service").filter(|s| s.is_object())?;
+        Some(found)
+    }
+
+    /// The backend of `apiservice` (see the module docs).
+    fn backend(&self, apiservice: &Value) -> Result<Backend, NoBackend> {
+        let spec = |k: &str| apiservice.pointer(&format!("/spec/service/{k}"));
+        let ns = spec("namespace").and_then(Value::as_str).unwrap_or("");
+        let name = spec("name").and_then(Value::as_str).unwrap_or("");
+        let port = spec("port").and_then(Value::as_i64).unwrap_or(443);
+        let Some(service) = self.services.get(&ObjectKey::new(ns, name)) else {
+            return Err(NoBackend {
+                reason: "ServiceNotFound",
+                message: format!("service/{name} in \"{ns}\" is not present"),
+            });
+        };
+        let service_port = service
+            .pointer("/spec/ports")
+            .and_then(Value::as_array)
+            .and_then(|ports| {
+                ports
+                    .iter()
+                    .find(|p| p.get("port").and_then(Value::as_i64) == Some(port))
+            })
+            .ok_or_else(|| NoBackend {
+                reason: "ServicePortError",
+                message: format!("service/{name} in \"{ns}\" is not listening on port {port}"),
+            })?;
+        let port_name = service_port
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let mut any_slice = false;
+        for slice in self.slices.list_namespace(ns) {
+            let owned = slice
+                .pointer("/metadata/labels/kubernetes.io~1service-name")
+                .and_then(Value::as_str)
+                == Some(name);
+            if !owned {
+                continue;
+            }
+            any_slice = true;
+            let Some(target_port) = slice
+                .get("ports")
+                .and_then(Value::as_array)
+                .and_then(|ports| {
+                    ports
+                        .iter()
+                        .find(|p| p.get("name").and_then(Value::as_str).unwrap_or("") == port_name)
+                })
+                .and_then(|p| p.get("port"))
+                .and_then(Value::as_i64)
+            else {
+                continue;
+            };
+            let ready = slice
+                .get("endpoints")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter(|e| e.pointer("/conditions/ready") != Some(&Value::Bool(false)))
+                .find_map(|e| e.pointer("/addresses/0").and_then(Value::as_str));
+            if let Some(address) = ready {
+                let host = if address.contains(':') {
+                    format!("[{address}]")
+                } else {
+                    address.to_string()
+                };
+                let ca_pem = apiservice
+                    .pointer("/spec/caBundle")
+                    .and_then(Value::as_str)
+                    .filter(|b| !b.is_empty())
+                    .and_then(|b| {
+                        use base64::Engine as _;
+                        base64::engine::general_purpose::STANDARD.decode(b).ok()
+                    })
+                    .and_then(|b| String::from_utf8(b).ok());
+                return Ok(Backend {
+                    url: format!("https://{host}:{target_port}"),
+                    server_name: format!("{name}.{ns}.svc"),
+                    ca_pem,
+                    insecure: apiservice.pointer("/spec/insecureSkipTLSVerify")
+                        == Some(&Value::Bool(true)),
+                });
+            }
+        }
+        Err(NoBackend {
+            reason: if any_slice {
+                "MissingEndpoints"
+            } else {
+                "EndpointsNotFound"
+            },
+            message: format!("cannot find endpoints for service/{name} in \"{ns}\""),
+        })
+    }
+
+    /// A client for `backend` (cached by its settings).
+    fn client(&self, backend: &Backend) -> Result<kube::Client, String> {
+        let key = format!("{backend:?}");
+        if let Ok(clients) = self.clients.lock()
+            && let Some((k, c)) = clients.get(&backend.url)
+            && *k == key
+        {
+            return Ok(c.clone());
+        }
+        let url: axum::http::Uri = backend.url.parse().map_err(|e| format!("{e}"))?;
+        let mut config = kube::Config::new(url);
+        config.accept_invalid_certs = backend.insecure;
+        config.tls_server_name = Some(backend.server_name.clone());
+        config.read_timeout = None;
+        config.default_retry = false;
+        if let Some(pem) = &backend.ca_pem {
+            let roots: Vec<Vec<u8>> =
+                rustls::pki_types::CertificateDer::pem_slice_iter(pem.as_bytes())
+                    .filter_map(|c| c.ok())
+                    .map(|c| c.to_vec())
+                    .collect();
+            config.root_cert = Some(roots);
+        }
+        use base64::Engine as _;
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        config.auth_info.client_certificate_data = Some(b64(&self.client_cert.cert_pem));
+        config.auth_info.client_key_data = Some(b64(&self.client_cert.key_pem).into());
+        let client = kube::Client::try_from(config).map_err(|e| e.to_string())?;
+        if let Ok(mut clients) = self.clients.lock() {
+            clients.insert(backend.url.clone(), (key, client.clone()));
+        }
+        Ok(client)
+    }
+}
+
+/// The 503 of an APIService whose Service cannot be reached.
+fn unreachable(why: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "ServiceUnavailable",
+        format!("error trying to reach service: {why}"),
+    )
+}
+
+/// Middleware: proxies requests of aggregated group/versions (see the
+/// module docs); passes every other request on.
+pub async fn route(req: Request, next: Next) -> Response {
+    let Some(aggregator) = req.extensions().get::<Arc<Aggregator>>().cloned() else {
+        return next.run(req).await;
+    };
+    let Some(apiservice) = aggregator.apiservice_for(req.uri().path()) else {
+        return next.run(req).await;
+    };
+    match proxy(&aggregator, &apiservice, req).await {
+        Ok(r) => r,
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn proxy(
+    aggregator: &Aggregator,
+    apiservice: &Value,
+    req: Request,
+) -> Result<Response, ApiError> {
+    let backend = aggregator
+        .backend(apiservice)
+        .map_err(|e| unreachable(&e.message))?;
+    let client = aggregator.client(&backend).map_err(|e| unreachable(&e))?;
+    let (parts, body) = req.into_parts();
+    let user = parts.extensions.get::<UserInfo>().cloned();
+    let body = axum::body::to_bytes(body, super::body::MAX_BODY)
+        .await
+        .map_err(|_| ApiError::body_too_large(super::body::MAX_BODY))?;
+    let target = match parts.uri.query() {
+        Some(q) => format!("{}?{q}", parts.uri.path()),
+        None => parts.uri.path().to_owned(),
+    };
+    let mut request = axum::http::Request::builder()
+        .method(parts.method.clone())
+        .uri(&target)
+        .body(kube::client::Body::from(body))
+        .map_err(|e| ApiError::bad_request(format!("invalid path {target:?}: {e}")))?;
+    let mut headers = request_headers(&parts.headers);
+    if let Some(user) = &user {
+        identity_headers(user, &mut headers);
+    }
+    *request.headers_mut() = headers;
+    let response = client
+        .send(request)
+        .await
+        .map_err(|e| unreachable(&crate::federation::members::member::chain(&e)))?;
+    let (mut head, body) = response.into_parts();
+    head.headers = response_headers(&head.headers);
+    head.extensions = Default::default();
+    let stream = body
+        .into_data_stream()
+        .take_until(Box::pin(aggregator.state.shutdown_signal()));
+    Ok(Response::from_parts(head, Body::from_stream(stream)))
+}
+
+/// Adds the caller's identity as front-proxy headers (extra keys
+/// percent-escaped, as upstream's `escapeExtraKey`).
+fn identity_headers(user: &UserInfo, headers: &mut axum::http::HeaderMap) {
+    let value = |v: &str| HeaderValue::from_str(v).ok();
+    if let Some(v) = value(&user.name) {
+        headers.insert(HeaderName::from_static("x-remote-user"), v);
+    }
+    for g in &user.groups {
+        if let Some(v) = value(g) {
+            headers.append(HeaderName::from_static("x-remote-group"), v);
+        }
+    }
+    for (key, values) in &user.extra {
+        let Ok(name) =
+            HeaderName::from_bytes(format!("x-remote-extra-{}", escape_extra_key(key)).as_bytes())
+        else {
+            continue;
+        };
+        for v in values.iter().filter_map(|v| value(v)) {
+            headers.append(name.clone(), v);
+        }
+    }
+}
+
+/// Upstream's `escapeExtraKey`: every byte outside unreserved URL
+/// characters percent-encoded.
+fn escape_extra_key(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    for b in key.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Writes `kube-system/extension-apiserver-authentication` with Skein's
+/// client CA and its front-proxy settings (kube-apiserver's
+/// ClusterAuthenticationTrust controller).
+pub async fn publish_authentication(
+    state: &AppState,
+    client_ca_pem: &str,
+    front_proxy: &FrontProxyPki,
+) -> Result<(), ApiError> {
+    let res = resource::find("", "v1", "configmaps").ok_or_else(ApiError::path_not_found)?;
+    let list = |v: &[&str]| json!(v).to_string();
+    let data = json!({
+        "client-ca-file": client_ca_pem,
+        "requestheader-client-ca-file": front_proxy.ca.cert_pem,
+        "requestheader-allowed-names": list(&[FRONT_PROXY_CLIENT]),
+        "requestheader-username-headers": list(&["X-Remote-User"]),
+        "requestheader-group-headers": list(&["X-Remote-Group"]),
+        "requestheader-extra-headers-prefix": list(&["X-Remote-Extra-"]),
+        "requestheader-uid-headers": list(&[]),
+    });
+    let name = "extension-apiserver-authentication";
+    let opts = WriteOptions {
+        field_manager: "kube-apiserver".into(),
+        ..WriteOptions::default()
+    };
+    match state.registry.get(&res, "kube-system", name).await {
+        Ok(current) if current.get("data") == Some(&data) => Ok(()),
+        Ok(_) => {
+            state
+                .registry
+                .update_with(&res, "kube-system", name, Target::Main, &opts, |cur| {
+                    let mut next = cur.clone();
+                    next["data"] = data.clone();
+                    Ok(next)
+                })
+                .await?;
+            Ok(())
+        }
+        Err(e) if e.reason() == "NotFound" => {
+            let obj = json!({
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": name, "namespace": "kube-system"},
+                "data": data,
+            });
+            state
+                .registry
+                .create(&res, "kube-system", obj, &opts)
+                .await?;
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// How often every APIService's availability is checked.
+const AVAILABILITY_PERIOD: Duration = Duration::from_secs(5);
+
+/// Keeps the `Available` condition of every APIService true to what its
+/// backend answers (see the module docs).
+pub fn spawn_availability(aggregator: Arc<Aggregator>) {
+    tokio::spawn(async move {
+        aggregator.apiservices.synced().await;
+        loop {
+            for apiservice in aggregator.apiservices.list(|_| true) {
+                let (status, reason, message) = availability(&aggregator, &apiservice).await;
+                if let Err(e) =
+                    set_available(&aggregator, &apiservice, status, reason, &message).await
+                {
+                    tracing::debug!(error = %e, "writing an APIService's Available condition");
+                }
+            }
+            tokio::time::sleep(AVAILABILITY_PERIOD).await;
+        }
+    });
+}
+
+async fn availability(aggregator: &Aggregator, apiservice: &Value) -> (bool, &'static str, String) {
+    if !apiservice
+        .pointer("/spec/service")
+        .is_some_and(Value::is_object)
+    {
+        return (
+            true,
+            "Local",
+            "Local APIServices are always available".into(),
+        );
+    }
+    let backend = match aggregator.backend(apiservice) {
+        Ok(b) => b,
+        Err(e) => return (false, e.reason, e.message),
+    };
+    let spec = |k: &str| {
+        apiservice
+            .pointer(&format!("/spec/{k}"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    };
+    let path = format!("/apis/{}/{}", spec("group"), spec("version"));
+    let failed = |why: String| {
+        (
+            false,
+            "FailedDiscoveryCheck",
+            format!(
+                "failing or missing response from {}{path}: {why}",
+                backend.url
+            ),
+        )
+    };
+    let client = match aggregator.client(&backend) {
+        Ok(c) => c,
+        Err(e) => return failed(e),
+    };
+    let request = axum::http::Request::builder()
+        .uri(&path)
+        .header("x-remote-user", "system:kube-aggregator")
+        .header("x-remote-group", "system:masters")
+        .body(kube::client::Body::empty());
+    let Ok(request) = request else {
+        return failed("invalid group or version".into());
+    };
+    match tokio::time::timeout(Duration::from_secs(5), client.send(request)).await {
+        Ok(Ok(r)) if r.status().is_success() => (true, "Passed", "all checks passed".into()),
+        Ok(Ok(r)) => failed(format!(
+            "bad status from {}{path}: {}",
+            backend.url,
+            r.status().as_u16()
+        )),
+        Ok(Err(e)) => failed(crate::federation::members::member::chain(&e)),
+        Err(_) => failed("timed out".into()),
+    }
+}
+
+async fn set_available(
+    aggregator: &Aggregator,
+    apiservice: &Value,
+    status: bool,
+    reason: &'static str,
+    message: &str,
+) -> Result<(), ApiError> {
+    let status = if status { "True" } else { "False" };
+    let current = apiservice
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|c| {
+            c.iter()
+                .find(|c| c.get("type").and_then(Value::as_str) == Some("Available"))
+        });
+    let same = |k: &str, v: &str| current.and_then(|c| c.get(k)).and_then(Value::as_str) == Some(v);
+    if same("status", status) && same("reason", reason) && same("message", message) {
+        return Ok(());
+    }
+    let res = resource::find("apiregistration.k8s.io", "v1", "apiservices")
+        .ok_or_else(ApiError::path_not_found)?;
+    let name = crate::registry::object::name(apiservice).to_string();
+    let now = crate::registry::object::now_rfc3339();
+    let opts = WriteOptions {
+        field_manager: "kube-aggregator".into(),
+        ..WriteOptions::default()
+    };
+    let condition = json!({
+        "type": "Available",
+        "status": status,
+        "lastTransitionTime": now,
+        "reason": reason,
+        "message": message,
+    });
+    aggregator
+        .state
+        .registry
+        .update_with(&res, "", &name, Target::Status, &opts, |cur| {
+            let mut next = cur.clone();
+            let mut condition = condition.clone();
+            let conditions = next
+                .pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            if let Some(old) = conditions
+                .iter()
+                .find(|c| c.get("type").and_then(Value::as_str) == Some("Available"))
+                && old.get("status") == condition.get("status")
+                && let Some(t) = old.get("lastTransitionTime")
+            {
+                condition["lastTransitionTime"] = t.clone();
+            }
+            let mut kept: Vec<Value> = conditions
+                .into_iter()
+                .filter(|c| c.get("type").and_then(Value::as_str) != Some("Available"))
+                .collect();
+            kept.push(condition);
+            next["status"] = json!({"conditions": kept});
+            Ok(next)
+        })
+        .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extra_keys_are_escaped_as_upstream() {
+        assert_eq!(escape_extra_key("scopes"), "scopes");
+        assert_eq!(escape_extra_key("example.com/org"), "example.com%2Forg");
+        assert_eq!(escape_extra_key("a b"), "a%20b");
+    }
+
+    #[test]
+    fn identity_goes_into_front_proxy_headers() {
+        let mut user = UserInfo::authenticated("alice".into(), None, vec!["dev".into()]);
+        user.extra
+            .insert("example.com/org".into(), vec!["acme".into()]);
+        let mut headers = axum::http::HeaderMap::new();
+        identity_headers(&user, &mut headers);
+        assert_eq!(headers["x-remote-user"], "alice");
+        let groups: Vec<_> = headers.get_all("x-remote-group").iter().collect();
+        assert_eq!(groups, ["dev", "system:authenticated"]);
+        assert_eq!(headers["x-remote-extra-example.com%2Forg"], "acme");
+    }
+}

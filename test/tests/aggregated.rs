@@ -1,0 +1,299 @@
+//! Aggregated mode end to end on loopback: a host Skein (member role)
+//! registers the federation Skein through an `APIService` for
+//! `v1alpha1.federation.skein.io` whose Service's EndpointSlice names the
+//! federation's address; a user authenticated by the host (bearer token)
+//! uses the prefix kubeconfig on the host, and the federation sees that
+//! user's name and groups through the front-proxy headers.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use skein_tests::kubectl_binaries;
+use skein_tests::server::Server;
+
+const PREFIX: &str = "/apis/federation.skein.io/v1alpha1/federations/default/proxy";
+
+async fn post(server: &Server, path: &str, body: Value) -> Value {
+    let response = server
+        .client(true)
+        .post(server.url(path))
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("POST");
+    let status = response.status();
+    let body: Value = serde_json::from_slice(&response.bytes().await.expect("body")).expect("JSON");
+    assert_eq!(status, 201, "POST {path}: {body}");
+    body
+}
+
+async fn get(server: &Server, path: &str) -> Value {
+    let response = server
+        .client(true)
+        .get(server.url(path))
+        .send()
+        .await
+        .expect("GET");
+    serde_json::from_slice(&response.bytes().await.expect("body")).expect("JSON")
+}
+
+/// Registers `backend_port` on the host as the APIService's backend
+/// through Service `skein-system/skein` and its EndpointSlice.
+async fn register(host: &Server, backend_port: u16) {
+    post(
+        host,
+        "/api/v1/namespaces",
+        json!({"metadata": {"name": "skein-system"}}),
+    )
+    .await;
+    post(
+        host,
+        "/api/v1/namespaces/skein-system/services",
+        json!({"metadata": {"name": "skein"}, "spec": {"ports": [{"name": "https", "port": 443, "targetPort": "https"}]}}),
+    )
+    .await;
+    post(
+        host,
+        "/apis/discovery.k8s.io/v1/namespaces/skein-system/endpointslices",
+        json!({
+            "metadata": {"name": "skein-1", "labels": {"kubernetes.io/service-name": "skein"}},
+            "addressType": "IPv4",
+            "ports": [{"name": "https", "port": backend_port, "protocol": "TCP"}],
+            "endpoints": [{"addresses": ["127.0.0.1"], "conditions": {"ready": true}}],
+        }),
+    )
+    .await;
+    post(
+        host,
+        "/apis/apiregistration.k8s.io/v1/apiservices",
+        json!({
+            "metadata": {"name": "v1alpha1.federation.skein.io"},
+            "spec": {
+                "group": "federation.skein.io",
+                "version": "v1alpha1",
+                "service": {"namespace": "skein-system", "name": "skein", "port": 443},
+                "insecureSkipTLSVerify": true,
+                "groupPriorityMinimum": 1000,
+                "versionPriority": 15,
+            },
+        }),
+    )
+    .await;
+}
+
+/// Waits until APIService `name` has condition Available with `status`.
+async fn wait_available(host: &Server, name: &str, status: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let svc = get(
+            host,
+            &format!("/apis/apiregistration.k8s.io/v1/apiservices/{name}"),
+        )
+        .await;
+        let available = svc
+            .pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .and_then(|c| c.iter().find(|c| c["type"] == "Available"))
+            .cloned();
+        if let Some(c) = &available
+            && c["status"] == status
+        {
+            return c.clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{name} never Available={status}: {svc}\n{}",
+            host.logs()
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_host_user_reaches_the_federation_through_the_apiservice() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tokens = dir.path().join("tokens.csv");
+    std::fs::write(&tokens, "carol-token,carol,carol-uid,\"dev,ops\"\n").expect("write tokens");
+    let host = Server::start(
+        &dir.path().join("host"),
+        &[
+            "--role=member",
+            &format!("--token-auth-file={}", tokens.display()),
+        ],
+    )
+    .await;
+    // The host publishes its front-proxy trust for aggregated servers.
+    let cm = get(
+        &host,
+        "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication",
+    )
+    .await;
+    assert_eq!(
+        cm["data"]["requestheader-allowed-names"], "[\"front-proxy-client\"]",
+        "{cm}"
+    );
+    assert!(
+        cm["data"]["requestheader-client-ca-file"]
+            .as_str()
+            .is_some_and(|c| c.contains("BEGIN CERTIFICATE"))
+    );
+
+    let federation = Server::start(
+        &dir.path().join("federation"),
+        &[&format!(
+            "--authentication-kubeconfig={}",
+            host.kubeconfig().display()
+        )],
+    )
+    .await;
+    let port = federation
+        .url("")
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse::<u16>().ok())
+        .expect("port");
+    register(&host, port).await;
+    let available = wait_available(&host, "v1alpha1.federation.skein.io", "True").await;
+    assert_eq!(available["reason"], "Passed", "{available}");
+
+    // carol's kubeconfig on the host, server = the prefix path.
+    let config = host.token_kubeconfig("carol", "carol-token");
+    let mut json: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).expect("read")).expect("JSON");
+    let server = json["clusters"][0]["cluster"]["server"]
+        .as_str()
+        .expect("server")
+        .trim_end_matches('/')
+        .to_string();
+    json["clusters"][0]["cluster"]["server"] = json!(format!("{server}{PREFIX}"));
+    std::fs::write(&config, json.to_string()).expect("write");
+
+    for k in kubectl_binaries() {
+        // The federation sees carol, as the host authenticated her.
+        let out = host.kubectl_with(&k, &config, &["auth", "whoami", "-o", "json"]);
+        assert!(
+            out.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            federation.logs()
+        );
+        let review: Value = serde_json::from_slice(&out.stdout).expect("a SelfSubjectReview");
+        let info = &review["status"]["userInfo"];
+        assert_eq!(info["username"], "carol", "{review}");
+        assert_eq!(
+            info["groups"],
+            json!(["dev", "ops", "system:authenticated"]),
+            "{review}"
+        );
+
+        // What she creates lands in the federation, not in the host.
+        let name = format!("via-host-{}", skein_tests::kubectl::client_minor(&k));
+        let out = host.kubectl_with(&k, &config, &["create", "namespace", &name]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            format!("namespace/{name} created\n")
+        );
+        let there = get(&federation, &format!("/api/v1/namespaces/{name}")).await;
+        assert_eq!(there["metadata"]["name"], name.as_str(), "{there}");
+        let here = get(&host, &format!("/api/v1/namespaces/{name}")).await;
+        assert_eq!(here["reason"], "NotFound", "{here}");
+    }
+
+    // A watch through the host streams events made at the federation.
+    let k = &kubectl_binaries()[0];
+    let mut watch = std::process::Command::new(k)
+        .args([
+            "--kubeconfig",
+            config.to_str().expect("utf-8"),
+            "get",
+            "configmaps",
+            "-n",
+            "default",
+            "--watch",
+            "-o",
+            "name",
+        ])
+        .env_remove("KUBECONFIG")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn a watch");
+    for i in 0..3 {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        post(
+            &federation,
+            "/api/v1/namespaces/default/configmaps",
+            json!({"metadata": {"name": format!("w{i}")}}),
+        )
+        .await;
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let _ = watch.kill();
+    let out = watch.wait_with_output().expect("watch output");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for i in 0..3 {
+        assert!(
+            stdout.lines().any(|l| l == format!("configmap/w{i}")),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    // Without the front-proxy certificate the same headers mean nothing
+    // to the federation.
+    let response = federation
+        .client(false)
+        .get(federation.url("/api/v1/namespaces"))
+        .header("X-Remote-User", "carol")
+        .header("X-Remote-Group", "system:masters")
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(response.status(), 401);
+}
+
+#[tokio::test]
+async fn an_apiservice_without_a_backend_is_unavailable_and_503() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let host = Server::start(&dir.path().join("host"), &["--role=member"]).await;
+    post(
+        &host,
+        "/apis/apiregistration.k8s.io/v1/apiservices",
+        json!({
+            "metadata": {"name": "v1.example.com"},
+            "spec": {
+                "group": "example.com", "version": "v1",
+                "service": {"namespace": "default", "name": "missing", "port": 443},
+                "insecureSkipTLSVerify": true,
+                "groupPriorityMinimum": 1000, "versionPriority": 15,
+            },
+        }),
+    )
+    .await;
+    let condition = wait_available(&host, "v1.example.com", "False").await;
+    assert_eq!(condition["reason"], "ServiceNotFound", "{condition}");
+    assert_eq!(
+        condition["message"], "service/missing in \"default\" is not present",
+        "{condition}"
+    );
+    let response = host
+        .client(true)
+        .get(host.url("/apis/example.com/v1/things"))
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(response.status(), 503);
+    let body: Value =
+        serde_json::from_slice(&response.bytes().await.expect("body")).expect("a Status");
+    assert_eq!(body["reason"], "ServiceUnavailable", "{body}");
+    assert_eq!(
+        body["message"],
+        "error trying to reach service: service/missing in \"default\" is not present"
+    );
+}
