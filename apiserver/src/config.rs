@@ -244,6 +244,10 @@ pub struct Config {
     #[arg(long)]
     pub token_auth_file: Option<PathBuf>,
 
+    /// Authentication: anonymous requests, ServiceAccount tokens, OIDC,
+    /// the CSR client signer.
+    #[command(flatten)]
+    pub authn: AuthnConfig,
     /// Front-proxy (requestheader) authentication, for aggregated mode.
     #[command(flatten)]
     pub front_proxy: FrontProxyConfig,
@@ -288,6 +292,109 @@ fn parse_authorization_mode(s: &str) -> std::result::Result<crate::authz::Mode, 
         other => Err(format!(
             "authorization-mode {other:?} is not a valid mode (supported: RBAC, AlwaysAllow)"
         )),
+    }
+}
+
+/// Authentication flags, named and shaped as kube-apiserver's.
+#[derive(Debug, Clone, clap::Args)]
+pub struct AuthnConfig {
+    /// Serve requests without credentials as `system:anonymous` (group
+    /// `system:unauthenticated`); when false (the default) they are 401
+    /// except `/healthz`, `/livez`, `/readyz` and `/version`.
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub anonymous_auth: bool,
+
+    /// Issuer of ServiceAccount tokens (repeatable: the first issues, all
+    /// are accepted). Default `https://kubernetes.default.svc.cluster.local`.
+    #[arg(long = "service-account-issuer")]
+    pub service_account_issuers: Vec<String>,
+
+    /// PEM files of extra public keys (or private keys, certificates) that
+    /// verify ServiceAccount tokens (repeatable).
+    #[arg(long = "service-account-key-file")]
+    pub service_account_key_files: Vec<PathBuf>,
+
+    /// PKCS#8 PEM private key (RSA or ECDSA P-256/P-384) that signs
+    /// ServiceAccount tokens. Default: `<data-dir>/pki/sa.key`, an ECDSA
+    /// P-256 key generated on first start.
+    #[arg(long)]
+    pub service_account_signing_key_file: Option<PathBuf>,
+
+    /// Longest ServiceAccount token lifetime; longer requests are
+    /// shortened to it (`0s`: no limit).
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    pub service_account_max_token_expiration: std::time::Duration,
+
+    /// Audiences of tokens meant for this server (comma-separated); the
+    /// issuers when empty.
+    #[arg(long, value_delimiter = ',')]
+    pub api_audiences: Vec<String>,
+
+    /// OIDC issuer URL; enables the OIDC authenticator (https only).
+    #[arg(long)]
+    pub oidc_issuer_url: Option<String>,
+
+    /// OIDC client id: the audience tokens must name.
+    #[arg(long)]
+    pub oidc_client_id: Option<String>,
+
+    /// JWKS file with the OIDC issuer's public keys (Skein does not fetch
+    /// them from the issuer).
+    #[arg(long)]
+    pub oidc_jwks_file: Option<PathBuf>,
+
+    /// The claim that is the user name.
+    #[arg(long, default_value = "sub")]
+    pub oidc_username_claim: String,
+
+    /// Prefix of OIDC user names; default `<issuer-url>#` unless the
+    /// username claim is `email`; `-` for none.
+    #[arg(long)]
+    pub oidc_username_prefix: Option<String>,
+
+    /// The claim holding the user's groups (a string or list of strings).
+    #[arg(long)]
+    pub oidc_groups_claim: Option<String>,
+
+    /// Prefix of OIDC group names.
+    #[arg(long, default_value = "")]
+    pub oidc_groups_prefix: String,
+
+    /// `key=value` claims every OIDC token must carry (comma-separated,
+    /// repeatable).
+    #[arg(long = "oidc-required-claim", value_delimiter = ',')]
+    pub oidc_required_claims: Vec<String>,
+
+    /// Accepted OIDC signing algorithms (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "RS256")]
+    pub oidc_signing_algs: Vec<String>,
+
+    /// Longest lifetime of a certificate the `kubernetes.io/kube-apiserver-client`
+    /// signer issues for an approved CSR.
+    #[arg(long, default_value = "8760h", value_parser = parse_duration)]
+    pub cluster_signing_duration: std::time::Duration,
+}
+
+impl Default for AuthnConfig {
+    fn default() -> Self {
+        AuthnConfig {
+            anonymous_auth: false,
+            service_account_issuers: Vec::new(),
+            service_account_key_files: Vec::new(),
+            service_account_signing_key_file: None,
+            service_account_max_token_expiration: std::time::Duration::ZERO,
+            api_audiences: Vec::new(),
+            oidc_issuer_url: None,
+            oidc_client_id: None,
+            oidc_jwks_file: None,
+            oidc_username_claim: "sub".into(),
+            oidc_username_prefix: None,
+            oidc_groups_claim: None,
+            oidc_groups_prefix: String::new(),
+            oidc_required_claims: Vec::new(),
+            oidc_signing_algs: vec!["RS256".into()],
+            cluster_signing_duration: std::time::Duration::from_secs(365 * 24 * 3600),
+        }
     }
 }
 
@@ -387,6 +494,7 @@ impl Config {
             sim: SimConfig::default(),
             members: MemberConfig::default(),
             token_auth_file: None,
+            authn: AuthnConfig::default(),
             front_proxy: FrontProxyConfig::default(),
             authorization_mode: vec![crate::authz::Mode::Rbac],
             service_cluster_ip_range: "10.96.0.0/12".into(),
@@ -483,6 +591,40 @@ mod tests {
         assert_eq!(c.token_auth_file, Some(PathBuf::from("/t.csv")));
         assert_eq!(c.client_address(), IpAddr::V4(Ipv4Addr::LOCALHOST));
         assert_eq!(c.kubeconfig_path(), PathBuf::from("/d/admin.kubeconfig"));
+    }
+
+    #[test]
+    fn authn_flags() {
+        let c = parse(&["skein", "serve"]);
+        assert!(!c.authn.anonymous_auth);
+        assert_eq!(c.authn.oidc_username_claim, "sub");
+        assert_eq!(c.authn.oidc_signing_algs, ["RS256"]);
+        let d = AuthnConfig::default();
+        assert_eq!(c.authn.cluster_signing_duration, d.cluster_signing_duration);
+        assert_eq!(c.authn.oidc_signing_algs, d.oidc_signing_algs);
+        let c = parse(&[
+            "skein",
+            "serve",
+            "--anonymous-auth",
+            "--service-account-issuer=https://a",
+            "--service-account-issuer=https://b",
+            "--oidc-required-claim=hd=x.io,tier=1",
+            "--oidc-signing-algs=RS256,ES256",
+            "--cluster-signing-duration=1h",
+        ]);
+        assert!(c.authn.anonymous_auth);
+        assert_eq!(c.authn.service_account_issuers, ["https://a", "https://b"]);
+        assert_eq!(c.authn.oidc_required_claims, ["hd=x.io", "tier=1"]);
+        assert_eq!(c.authn.oidc_signing_algs, ["RS256", "ES256"]);
+        assert_eq!(
+            c.authn.cluster_signing_duration,
+            std::time::Duration::from_secs(3600)
+        );
+        assert!(
+            !parse(&["skein", "serve", "--anonymous-auth=false"])
+                .authn
+                .anonymous_auth
+        );
     }
 
     #[test]

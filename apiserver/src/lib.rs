@@ -16,6 +16,7 @@ pub mod cli;
 pub mod codec;
 pub mod config;
 pub mod controllers;
+pub mod csr_signer;
 pub mod error;
 pub mod federation;
 pub mod http;

@@ -53,11 +53,17 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     }
     // Read before anything else starts, so a bad file fails fast.
     let tokens = match &config.token_auth_file {
-        Some(file) => Some(Arc::new(http::authn::TokenAuthenticator::load(file)?)),
+        Some(file) => Some(http::authn::TokenAuthenticator::load(file)?),
         None => None,
     };
 
     let pki = Pki::load_or_create(&config.pki_dir(), &pki::serving_names(config.bind_address))?;
+    let signer = crate::csr_signer::ClientSigner::new(
+        &pki.ca.cert_pem,
+        &pki.ca.key_pem,
+        config.authn.cluster_signing_duration,
+    )
+    .map_err(|e| anyhow::anyhow!("the CSR signer: {e}"))?;
     let front_proxy = http::requestheader::RequestHeader::load(&config.front_proxy)
         .await?
         .map(Arc::new);
@@ -156,11 +162,23 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     if let Some(rbac) = &authorizer.1 {
         rbac.synced().await;
     }
-    let mut app = http::app(state.clone()).layer(axum::Extension(Arc::new(authorizer.0)));
-    if let Some(tokens) = tokens {
-        // Outside the router's authn layer, which looks it up per request.
-        app = app.layer(axum::Extension(tokens));
-    }
+    let auth = match http::authn::setup::build(
+        &config.authn,
+        &config.pki_dir(),
+        tokens,
+        state.registry.clone(),
+    ) {
+        Ok(a) => a,
+        Err(e) => {
+            store.close().await;
+            return Err(anyhow::anyhow!("authentication: {e}"));
+        }
+    };
+    // Outside the router's authn layer, which looks them up per request.
+    let mut app = http::app(state.clone())
+        .layer(axum::Extension(Arc::new(authorizer.0)))
+        .layer(axum::Extension(Arc::new(auth)))
+        .layer(axum::Extension(Arc::new(signer)));
     // Skein as a host for aggregated API servers (kube-aggregator).
     let proxy_pki = crate::pki::FrontProxyPki::load_or_create(&config.pki_dir())?;
     if let Err(e) =

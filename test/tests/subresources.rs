@@ -761,28 +761,46 @@ async fn token_proxies_resize_and_finalize() {
     let env = cli::start().await;
     let api = Api::new(&env.server);
 
-    // serviceaccounts/token: served, not implemented yet.
+    // serviceaccounts/token: issues a token (tests/tokens.rs covers
+    // what it authenticates as); upstream's 422 for a short expiration.
     api.post(
         &format!("/api/v1/namespaces/{NS}/serviceaccounts"),
         &json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "robot"}}),
     )
     .await
     .expect(201);
-    let message = format!(
-        "serviceaccounts/token is not implemented yet: Skein does not issue service account tokens (TokenRequest for serviceaccount {NS}/robot)"
-    );
-    assert_body(
-        &api.post(
-            &format!("/api/v1/namespaces/{NS}/serviceaccounts/robot/token"),
+    let path = format!("/api/v1/namespaces/{NS}/serviceaccounts/robot/token");
+    let created = api
+        .post(
+            &path,
             &json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}}),
         )
-        .await,
-        501,
-        &failure(501, "NotImplemented", &message, None),
+        .await
+        .expect(201);
+    assert_eq!(created["kind"], "TokenRequest");
+    assert_eq!(created["metadata"]["name"], "robot");
+    assert_eq!(created["spec"]["expirationSeconds"], 3600);
+    assert!(
+        created["status"]["token"]
+            .as_str()
+            .is_some_and(|t| t.split('.').count() == 3)
+    );
+    assert!(created["status"]["expirationTimestamp"].is_string());
+    let reply = api
+        .post(
+            &path,
+            &json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                "spec": {"expirationSeconds": 60}}),
+        )
+        .await;
+    let status = reply.expect_status(422, "Invalid");
+    assert_eq!(
+        status["message"],
+        "TokenRequest.authentication.k8s.io \"\" is invalid: spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes"
     );
     for (_, k) in env.each() {
-        let e = err(k, &env.server, &["create", "token", "robot"]);
-        assert!(e.contains(&message), "{e}");
+        let token = ok(k, &env.server, &["create", "token", "robot"]);
+        assert_eq!(token.trim().split('.').count(), 3, "{token}");
         let e = err(k, &env.server, &["create", "token", "nobody"]);
         assert!(e.contains("serviceaccounts \"nobody\" not found"), "{e}");
     }

@@ -51,9 +51,12 @@ pub(super) struct Call {
     pub(super) query: Query,
     pub(super) user: Option<UserInfo>,
     pub(super) body: axum::body::Bytes,
-    /// The static token authenticator, when the server has one (for
-    /// TokenReviews).
-    pub(super) tokens: Option<std::sync::Arc<super::authn::TokenAuthenticator>>,
+    /// The server's authenticators, when it has them (for TokenReviews and
+    /// TokenRequests).
+    pub(super) auth: Option<std::sync::Arc<super::authn::Authenticator>>,
+    /// The `kubernetes.io/kube-apiserver-client` CSR signer, when the
+    /// server has one (for `certificatesigningrequests/approval`).
+    pub(super) signer: Option<std::sync::Arc<crate::csr_signer::ClientSigner>>,
     /// The authorizer, when the server has one (for the access reviews).
     pub(super) authorizer: Option<std::sync::Arc<crate::authz::Authorizer>>,
     /// The impersonated user's extras, if any.
@@ -83,9 +86,13 @@ async fn dispatch(state: AppState, req: Request) -> Result<Response, ApiError> {
         method: parts.method,
         query: Query::parse(parts.uri.query()),
         user: parts.extensions.get::<UserInfo>().cloned(),
-        tokens: parts
+        auth: parts
             .extensions
-            .get::<std::sync::Arc<super::authn::TokenAuthenticator>>()
+            .get::<std::sync::Arc<super::authn::Authenticator>>()
+            .cloned(),
+        signer: parts
+            .extensions
+            .get::<std::sync::Arc<crate::csr_signer::ClientSigner>>()
             .cloned(),
         authorizer: parts
             .extensions
@@ -116,8 +123,9 @@ async fn resource_call(state: AppState, call: Call, p: ResourcePath) -> Result<R
             p.namespace.as_deref(),
             p.name.as_deref(),
             &call,
-            call.tokens.as_ref(),
-        );
+            call.auth.as_ref(),
+        )
+        .await;
     }
     if p.group.is_empty() && p.version == "v1" && p.resource == "bindings" && p.name.is_none() {
         return super::subresource::binding::legacy(&state, &call, p.namespace.as_deref()).await;

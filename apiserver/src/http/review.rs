@@ -2,8 +2,10 @@
 //! request and the server's authenticators and authorizer.
 //!
 //! - `authentication.k8s.io/v1` `selfsubjectreviews` (`kubectl auth
-//!   whoami`) and `tokenreviews` (checks a bearer token against the static
-//!   token file, as upstream's TokenReview REST does with its authenticator).
+//!   whoami`) and `tokenreviews` (checks a bearer token with the server's
+//!   token authenticators — static tokens, ServiceAccount tokens, OIDC —
+//!   for `spec.audiences` or the API audiences, as upstream's TokenReview
+//!   REST does).
 //! - `authorization.k8s.io/v1` `selfsubjectaccessreviews` (`kubectl auth
 //!   can-i`), `subjectaccessreviews`, `localsubjectaccessreviews` and
 //!   `selfsubjectrulesreviews` (`kubectl auth can-i --list`), answered by
@@ -20,7 +22,7 @@ use axum::response::Response;
 use serde_json::{Map, Value, json};
 
 use super::api::{Call, object_response};
-use super::authn::TokenAuthenticator;
+use super::authn::Authenticator;
 use super::body;
 use crate::authz::{Attributes, Authorizer};
 use crate::status::{ApiError, Cause};
@@ -94,12 +96,12 @@ pub fn find(group: &str, version: &str, plural: &str) -> Option<&'static Review>
 
 /// Handles a request for a review resource. Only `POST` to the collection
 /// exists (405 otherwise, as upstream's create-only storage).
-pub(super) fn handle(
+pub(super) async fn handle(
     review: &'static Review,
     namespace: Option<&str>,
     name: Option<&str>,
     call: &Call,
-    tokens: Option<&Arc<TokenAuthenticator>>,
+    auth: Option<&Arc<Authenticator>>,
 ) -> Result<Response, ApiError> {
     if call.method != Method::POST || name.is_some() {
         return Err(ApiError::method_not_allowed());
@@ -110,17 +112,8 @@ pub(super) fn handle(
     let mut obj = decode(review, call)?;
     let user = call.user.clone().ok_or_else(ApiError::unauthorized)?;
     let status = match review.plural {
-        "selfsubjectreviews" => {
-            let mut info = json!({"username": user.name, "groups": user.groups});
-            if let Some(uid) = user.uid.as_ref().filter(|u| !u.is_empty()) {
-                info["uid"] = json!(uid);
-            }
-            if !user.extra.is_empty() {
-                info["extra"] = json!(user.extra);
-            }
-            json!({"userInfo": info})
-        }
-        "tokenreviews" => token_review(&obj, tokens)?,
+        "selfsubjectreviews" => json!({"userInfo": user.to_json()}),
+        "tokenreviews" => token_review(&obj, auth).await?,
         "selfsubjectrulesreviews" => {
             if spec_str(&obj, "namespace").is_empty() {
                 return Err(invalid(review, vec![Cause::required("spec.namespace", "")]));
@@ -189,28 +182,44 @@ fn invalid(review: &Review, causes: Vec<Cause>) -> ApiError {
     ApiError::invalid(review.group, review.kind, "", causes)
 }
 
-/// TokenReview: `spec.token` against the static token file.
-fn token_review(obj: &Value, tokens: Option<&Arc<TokenAuthenticator>>) -> Result<Value, ApiError> {
+/// TokenReview: `spec.token` against the server's token authenticators,
+/// for `spec.audiences` (the API audiences when empty). A refused token is
+/// `authenticated: false` with upstream's `status.error`.
+async fn token_review(obj: &Value, auth: Option<&Arc<Authenticator>>) -> Result<Value, ApiError> {
     let token = spec_str(obj, "token");
     if token.is_empty() {
         return Err(ApiError::bad_request(
             "token is required for TokenReview in authentication",
         ));
     }
-    let user = tokens.and_then(|t| t.authenticate_token(token.as_bytes()));
-    Ok(match user {
-        Some(user) => {
-            let mut info = json!({"username": user.name, "groups": user.groups});
-            if let Some(uid) = user.uid.as_ref().filter(|u| !u.is_empty()) {
-                info["uid"] = json!(uid);
-            }
-            let mut status = json!({"authenticated": true, "user": info});
-            if let Some(aud) = obj.pointer("/spec/audiences").filter(|a| a.is_array()) {
-                status["audiences"] = aud.clone();
+    let audiences: Option<Vec<String>> = obj
+        .pointer("/spec/audiences")
+        .and_then(Value::as_array)
+        .filter(|a| !a.is_empty())
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        });
+    let result = match auth {
+        Some(a) => a
+            .authenticate_token(token.as_bytes(), audiences.as_deref())
+            .await
+            .map_err(|e| e.0),
+        None => Ok(None),
+    };
+    Ok(match result {
+        Ok(Some((user, auds))) => {
+            let mut status = json!({"authenticated": true, "user": user.to_json()});
+            if !auds.is_empty() {
+                status["audiences"] = json!(auds);
             }
             status
         }
-        None => json!({"user": {}}),
+        Ok(None) => json!({"user": {}}),
+        // Upstream reports the authenticator's failure in status.error.
+        Err(_) => json!({"user": {}, "error": "[invalid bearer token, token lookup failed]"}),
     })
 }
 

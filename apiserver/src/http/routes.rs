@@ -70,6 +70,11 @@ fn routes() -> Router<AppState> {
         .route("/openapi/v3/", get(openapi::handler::v3_index))
         .route("/openapi/v3/{*rest}", get(openapi::handler::v3_document))
         .route("/metrics", get(metrics::get))
+        .route(
+            "/.well-known/openid-configuration",
+            get(authn::discovery::openid_configuration),
+        )
+        .route("/openid/v1/jwks", get(authn::discovery::jwks))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         // Inside authentication and the prefix: counts what reaches a

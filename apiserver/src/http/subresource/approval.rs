@@ -6,6 +6,12 @@
 //! Validation (upstream `validateConditions`): a condition type is
 //! required, its status must be `True`, `False` or `Unknown`, a type may
 //! appear once, and `Approved` and `Denied` exclude each other.
+//!
+//! A CSR for `kubernetes.io/kube-apiserver-client` that this update leaves
+//! approved (and not yet issued, denied or failed) is signed at once by
+//! [`crate::csr_signer`], in the same write: `status.certificate`, or the
+//! `Failed` condition when the signer refuses it. (Upstream's signer is a
+//! controller that does the same shortly after the approval.)
 
 use axum::http::{Method, StatusCode};
 use axum::response::Response;
@@ -17,6 +23,7 @@ use super::super::body;
 use super::super::patch::{PATCH_TYPES, PatchType, apply_document, schema_of};
 use super::super::status::{ApiError, Cause};
 use super::allow;
+use crate::csr_signer::{ClientSigner, SIGNER_NAME, SignError};
 use crate::registry::ResourceInfo;
 use crate::registry::object::{self, now_rfc3339};
 
@@ -137,6 +144,9 @@ pub(in crate::http) async fn handle(
             if !causes.is_empty() {
                 return Err(ApiError::invalid(res.group, res.kind, name, causes));
             }
+            if let Some(signer) = &call.signer {
+                issue(&mut next, signer)?;
+            }
             let rv = object::meta_str(&wanted, "resourceVersion")
                 .filter(|_| sent.is_some())
                 .map(|rv| json!(rv));
@@ -145,6 +155,61 @@ pub(in crate::http) async fn handle(
         })
         .await?;
     Ok(object_response(StatusCode::OK, &updated, &[]))
+}
+
+fn has_condition(csr: &Value, kind: &str) -> bool {
+    csr.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|l| {
+            l.iter().any(|c| {
+                c.get("type").and_then(Value::as_str) == Some(kind)
+                    && c.get("status").and_then(Value::as_str) == Some("True")
+            })
+        })
+}
+
+/// Signs `csr` when it is for the client signer, approved, and neither
+/// issued, denied nor failed.
+fn issue(csr: &mut Value, signer: &ClientSigner) -> Result<(), ApiError> {
+    let signer_name = csr.pointer("/spec/signerName").and_then(Value::as_str);
+    let issued = csr
+        .pointer("/status/certificate")
+        .and_then(Value::as_str)
+        .is_some_and(|c| !c.is_empty());
+    if signer_name != Some(SIGNER_NAME)
+        || issued
+        || !has_condition(csr, "Approved")
+        || has_condition(csr, "Denied")
+        || has_condition(csr, "Failed")
+    {
+        return Ok(());
+    }
+    let result = signer.sign(csr, time::OffsetDateTime::now_utc());
+    let Some(status) = csr.get_mut("status").and_then(Value::as_object_mut) else {
+        return Ok(());
+    };
+    match result {
+        Ok(pem) => {
+            use base64::Engine;
+            let b64 = base64::engine::general_purpose::STANDARD.encode(pem);
+            status.insert("certificate".into(), json!(b64));
+        }
+        Err(SignError::Failed(message)) => {
+            let now = now_rfc3339();
+            if let Some(list) = status.get_mut("conditions").and_then(Value::as_array_mut) {
+                list.push(json!({
+                    "type": "Failed", "status": "True", "reason": "SignerValidationFailure",
+                    "message": message, "lastUpdateTime": now, "lastTransitionTime": now,
+                }));
+            }
+        }
+        Err(SignError::Internal(e)) => {
+            return Err(ApiError::internal(format!(
+                "signing the certificate failed: {e}"
+            )));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

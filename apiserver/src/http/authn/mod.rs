@@ -10,20 +10,23 @@
 //! 1. **Client certificates.** The TLS layer puts a [`ClientCertUser`] on
 //!    every request of a connection whose client certificate verified
 //!    against the CA (CN is the user, each O a group).
-//! 2. **Static bearer tokens** from `--token-auth-file`
-//!    ([`TokenAuthenticator`]), when that flag is given: the server wraps
-//!    the router in an `axum::Extension(Arc<TokenAuthenticator>)` layer,
-//!    which [`authenticate`] finds on the request.
+//! 2. **Bearer tokens**, through the [`Authenticator`] the server layers
+//!    over the router as an `axum::Extension(Arc<Authenticator>)`: static
+//!    tokens from `--token-auth-file` ([`TokenAuthenticator`]), then
+//!    ServiceAccount tokens Skein issued ([`serviceaccount`]), then OIDC
+//!    JWTs (`--oidc-*`, [`jwt`]). The first that accepts the token wins; a
+//!    token none accepts is a 401 on every path, as upstream (whose
+//!    anonymous authenticator is `union.NewFailOnError`): a bad credential
+//!    is never treated as no credential.
+//! 3. **Anonymous** (`--anonymous-auth`, off by default): a request with no
+//!    credential is `system:anonymous` in `system:unauthenticated`.
+//!    Without it, such requests are 401 except on the public paths that
+//!    kube-apiserver serves to everyone (its `system:public-info-viewer`
+//!    role: `/healthz`, `/livez`, `/readyz`, `/version`).
 //!
 //! [`authenticate`] turns the first one that succeeds into the request's
 //! [`UserInfo`] (adding `system:authenticated`, as kube's
-//! `AuthenticatedGroupAdder` does), or answers 401. There is no anonymous
-//! user; instead the public paths that kube-apiserver serves to everyone
-//! (its `system:public-info-viewer` role: `/healthz`, `/livez`, `/readyz`,
-//! `/version`) are served to unauthenticated clients. As upstream (whose
-//! anonymous authenticator is `union.NewFailOnError`), a bearer token that
-//! is presented and wrong is a 401 even there: a bad credential is never
-//! treated as no credential.
+//! `AuthenticatedGroupAdder` does), or answers 401.
 //!
 //! # The token file
 //!
@@ -58,7 +61,13 @@
 //! constant-time loop. It also keeps the tokens themselves out of the
 //! server's memory after startup and out of any `Debug` output.
 
-use std::collections::HashMap;
+pub mod discovery;
+pub mod jwt;
+pub mod keys;
+pub mod serviceaccount;
+pub mod setup;
+
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -71,6 +80,8 @@ use x509_parser::prelude::X509Certificate;
 
 use super::requestheader::{FrontProxyPeer, RequestHeader};
 use super::status::ApiError;
+use crate::registry::Registry;
+use crate::registry::object;
 
 /// The group every authenticated user belongs to.
 pub const AUTHENTICATED_GROUP: &str = "system:authenticated";
@@ -78,6 +89,9 @@ pub const AUTHENTICATED_GROUP: &str = "system:authenticated";
 /// The group of unauthenticated requests; a user already in it does not get
 /// [`AUTHENTICATED_GROUP`] added (as upstream's `AuthenticatedGroupAdder`).
 pub const UNAUTHENTICATED_GROUP: &str = "system:unauthenticated";
+
+/// The user of anonymous requests (`--anonymous-auth`).
+pub const ANONYMOUS_USER: &str = "system:anonymous";
 
 /// An authenticated user, as kube's `user.Info`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,8 +104,9 @@ pub struct UserInfo {
     /// The groups, always including [`AUTHENTICATED_GROUP`] (unless the
     /// user is in [`UNAUTHENTICATED_GROUP`]).
     pub groups: Vec<String>,
-    /// Extra attributes (`user.Info.GetExtra`), keys lowercase.
-    pub extra: std::collections::BTreeMap<String, Vec<String>>,
+    /// Extra attributes (ServiceAccount tokens' credential id and bound
+    /// Pod), as `user.Info.GetExtra`.
+    pub extra: BTreeMap<String, Vec<String>>,
 }
 
 impl UserInfo {
@@ -108,8 +123,31 @@ impl UserInfo {
             name,
             uid,
             groups,
-            extra: Default::default(),
+            extra: BTreeMap::new(),
         }
+    }
+
+    /// The anonymous user: `system:anonymous` in `system:unauthenticated`.
+    pub fn anonymous() -> Self {
+        UserInfo {
+            name: ANONYMOUS_USER.to_string(),
+            uid: None,
+            groups: vec![UNAUTHENTICATED_GROUP.to_string()],
+            extra: BTreeMap::new(),
+        }
+    }
+
+    /// The `user` of a TokenReview / `userInfo` of a SelfSubjectReview:
+    /// `username`, `uid` (when set), `groups`, `extra` (when any).
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut info = serde_json::json!({"username": self.name, "groups": self.groups});
+        if let Some(uid) = self.uid.as_ref().filter(|u| !u.is_empty()) {
+            info["uid"] = serde_json::json!(uid);
+        }
+        if !self.extra.is_empty() {
+            info["extra"] = serde_json::json!(self.extra);
+        }
+        info
     }
 }
 
@@ -165,14 +203,16 @@ pub fn is_public(path: &str) -> bool {
 }
 
 /// Middleware: attaches [`UserInfo`] to authenticated requests and rejects
-/// unauthenticated ones with 401, except on [public](is_public) paths.
+/// unauthenticated ones with 401, except on [public](is_public) paths (or
+/// everywhere as the anonymous user, with `--anonymous-auth`).
 ///
 /// The client certificate is tried first, then the bearer token (when the
-/// router carries a [`TokenAuthenticator`] extension), as kube-apiserver's
+/// router carries an [`Authenticator`] extension), as kube-apiserver's
 /// union authenticator does. A token that authenticates is removed from
 /// the request, as upstream does; a token that does not is a 401 on every
 /// path.
 pub async fn authenticate(mut req: Request, next: Next) -> Response {
+    let auth = req.extensions().get::<Arc<Authenticator>>().cloned();
     let front_proxy = req.extensions().get::<Arc<RequestHeader>>().cloned();
     let asserted = match (&front_proxy, req.extensions().get::<FrontProxyPeer>()) {
         (Some(config), Some(peer)) => config.user(peer, req.headers()),
@@ -185,13 +225,19 @@ pub async fn authenticate(mut req: Request, next: Next) -> Response {
     let user = match (asserted, req.extensions().get::<ClientCertUser>()) {
         (Some(user), _) => Some(user),
         (None, Some(cert)) => Some(cert.user_info()),
-        (None, None) => match token_user(&req) {
-            Ok(Some(user)) => {
-                req.headers_mut().remove(header::AUTHORIZATION);
-                Some(user)
-            }
-            Ok(None) => None,
-            Err(InvalidToken) => return ApiError::unauthorized().into_response(),
+        (None, None) => match (&auth, bearer_token(req.headers())) {
+            (Some(auth), Some(token)) => match auth.authenticate_token(token, None).await {
+                Ok(Some((user, _))) => {
+                    req.headers_mut().remove(header::AUTHORIZATION);
+                    Some(user)
+                }
+                Ok(None) => return ApiError::unauthorized().into_response(),
+                Err(e) => {
+                    tracing::debug!(error = %e, "bearer token rejected");
+                    return ApiError::unauthorized().into_response();
+                }
+            },
+            _ => None,
         },
     };
     match user {
@@ -199,28 +245,166 @@ pub async fn authenticate(mut req: Request, next: Next) -> Response {
             req.extensions_mut().insert(user);
             next.run(req).await
         }
+        None if auth.as_ref().is_some_and(|a| a.anonymous) => {
+            req.extensions_mut().insert(UserInfo::anonymous());
+            next.run(req).await
+        }
         None if is_public(req.uri().path()) => next.run(req).await,
         None => ApiError::unauthorized().into_response(),
     }
 }
 
-/// A bearer token was presented, and it is not in the token file.
-#[derive(Debug)]
-struct InvalidToken;
+/// Every bearer-token authenticator of the server, and `--anonymous-auth`.
+#[derive(Default)]
+pub struct Authenticator {
+    /// `--token-auth-file`.
+    pub tokens: Option<TokenAuthenticator>,
+    /// ServiceAccount tokens, with the registry that bound objects are
+    /// checked against.
+    pub service_accounts: Option<(Arc<serviceaccount::ServiceAccountTokens>, Registry)>,
+    /// `--oidc-*`.
+    pub oidc: Option<jwt::OidcAuthenticator>,
+    /// `--anonymous-auth`.
+    pub anonymous: bool,
+}
 
-/// The bearer token's user: `Ok(None)` when there is no token file or no
-/// bearer token (the request is then unauthenticated, not rejected).
-fn token_user(req: &Request) -> Result<Option<UserInfo>, InvalidToken> {
-    let Some(tokens) = req.extensions().get::<Arc<TokenAuthenticator>>() else {
-        return Ok(None);
-    };
-    let Some(token) = bearer_token(req.headers()) else {
-        return Ok(None);
-    };
-    match tokens.authenticate_token(token) {
-        Some(user) => Ok(Some(user.clone())),
-        None => Err(InvalidToken),
+impl std::fmt::Debug for Authenticator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authenticator")
+            .field("tokens", &self.tokens)
+            .field(
+                "service_accounts",
+                &self.service_accounts.as_ref().map(|s| &s.0),
+            )
+            .field("oidc", &self.oidc)
+            .field("anonymous", &self.anonymous)
+            .finish()
     }
+}
+
+/// Why a bearer token was refused (for logs; clients see a bare 401).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidToken(pub String);
+
+impl From<jwt::JwtError> for InvalidToken {
+    fn from(e: jwt::JwtError) -> Self {
+        InvalidToken(e.0)
+    }
+}
+
+/// Seconds since the Unix epoch.
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+impl Authenticator {
+    /// The user of `token` and the audiences it was accepted for:
+    /// `Ok(None)` when no authenticator recognizes it, an error when one
+    /// does and refuses it. `audiences` are a TokenReview's (the API
+    /// audiences when `None`).
+    pub async fn authenticate_token(
+        &self,
+        token: &[u8],
+        audiences: Option<&[String]>,
+    ) -> Result<Option<(UserInfo, Vec<String>)>, InvalidToken> {
+        if let Some(user) = self
+            .tokens
+            .as_ref()
+            .and_then(|t| t.authenticate_token(token))
+        {
+            let auds = audiences.map(<[String]>::to_vec).unwrap_or_default();
+            return Ok(Some((user.clone(), auds)));
+        }
+        let Ok(token) = std::str::from_utf8(token) else {
+            return Ok(None);
+        };
+        let now = unix_now();
+        if let Some((sa, registry)) = &self.service_accounts
+            && let Some(t) = sa.verify(token, now, audiences)?
+        {
+            let auds = t.audiences.clone();
+            return Ok(Some((check_bound(registry, t).await?, auds)));
+        }
+        if let Some(oidc) = &self.oidc
+            && let Some(user) = oidc.authenticate(token, now)?
+        {
+            // OIDC tokens name one audience, the client id.
+            let auds = audiences.map(<[String]>::to_vec).unwrap_or_default();
+            return Ok(Some((user, auds)));
+        }
+        Ok(None)
+    }
+}
+
+/// Checks a verified ServiceAccount token against the store: the account
+/// and the bound object exist, have the token's uids and are not being
+/// deleted. Returns the account's user (upstream's name, groups, extra).
+async fn check_bound(
+    registry: &Registry,
+    t: serviceaccount::SaToken,
+) -> Result<UserInfo, InvalidToken> {
+    let ns = &t.namespace;
+    let live = |plural: &'static str, r: serviceaccount::Ref| async move {
+        let res = crate::registry::resource::find("", "v1", plural)
+            .ok_or_else(|| InvalidToken(format!("no {plural} resource")))?;
+        let obj = registry
+            .get(&res, ns, &r.name)
+            .await
+            .map_err(|_| InvalidToken(format!("{plural} {ns}/{} has been deleted", r.name)))?;
+        let uid = object::meta_str(&obj, "uid").unwrap_or("");
+        if uid != r.uid {
+            return Err(InvalidToken(format!(
+                "{plural} UID ({uid}) does not match claim ({})",
+                r.uid
+            )));
+        }
+        if obj
+            .pointer("/metadata/deletionTimestamp")
+            .is_some_and(|d| !d.is_null())
+        {
+            return Err(InvalidToken(format!(
+                "{plural} {ns}/{} is being deleted",
+                r.name
+            )));
+        }
+        Ok(())
+    };
+    live("serviceaccounts", t.account.clone()).await?;
+    if let Some(s) = &t.secret {
+        live("secrets", s.clone()).await?;
+    }
+    if let Some(p) = &t.pod {
+        live("pods", p.clone()).await?;
+    }
+    let mut user = UserInfo::authenticated(
+        format!("system:serviceaccount:{ns}:{}", t.account.name),
+        Some(t.account.uid.clone()),
+        vec![
+            "system:serviceaccounts".to_string(),
+            format!("system:serviceaccounts:{ns}"),
+        ],
+    );
+    if !t.jti.is_empty() {
+        user.extra.insert(
+            serviceaccount::EXTRA_CREDENTIAL_ID.into(),
+            vec![format!("JTI={}", t.jti)],
+        );
+    }
+    if let Some(p) = &t.pod {
+        user.extra
+            .insert(serviceaccount::EXTRA_POD_NAME.into(), vec![p.name.clone()]);
+        user.extra
+            .insert(serviceaccount::EXTRA_POD_UID.into(), vec![p.uid.clone()]);
+    }
+    if let Some(n) = &t.node {
+        user.extra
+            .insert(serviceaccount::EXTRA_NODE_NAME.into(), vec![n.clone()]);
+    }
+    Ok(user)
 }
 
 /// The token of an `Authorization: Bearer <token>` header, read as
@@ -562,7 +746,7 @@ mod tests {
                 name: "skein-admin".into(),
                 uid: None,
                 groups: vec!["system:masters".into(), AUTHENTICATED_GROUP.into()],
-                extra: Default::default(),
+                extra: BTreeMap::new(),
             }
         );
     }
@@ -594,7 +778,7 @@ mod tests {
             name: name.into(),
             uid: uid.map(str::to_string),
             groups: groups.iter().map(|g| g.to_string()).collect(),
-            extra: Default::default(),
+            extra: BTreeMap::new(),
         }
     }
 
@@ -894,7 +1078,11 @@ mod tests {
             .layer(axum::middleware::from_fn(authenticate));
         match tokens {
             Some(text) => {
-                let (auth, _) = TokenAuthenticator::parse(text).expect("token file");
+                let (tokens, _) = TokenAuthenticator::parse(text).expect("token file");
+                let auth = Authenticator {
+                    tokens: Some(tokens),
+                    ..Authenticator::default()
+                };
                 app.layer(axum::Extension(Arc::new(auth)))
             }
             None => app,
@@ -1001,6 +1189,37 @@ mod tests {
         let (code, body) = call(&app, "/api", None, Some(admin())).await;
         assert_eq!(code, StatusCode::OK);
         assert!(body.starts_with("skein-admin "), "{body}");
+    }
+
+    #[tokio::test]
+    async fn anonymous_auth_serves_unauthenticated_requests_as_system_anonymous() {
+        let auth = Authenticator {
+            anonymous: true,
+            ..Authenticator::default()
+        };
+        let app = Router::new()
+            .route(
+                "/api",
+                get(|req: Request| async move {
+                    let u = req.extensions().get::<UserInfo>().cloned();
+                    u.map(|u| format!("{} {}", u.name, u.groups.join("|")))
+                        .unwrap_or_default()
+                }),
+            )
+            .layer(axum::middleware::from_fn(authenticate))
+            .layer(axum::Extension(Arc::new(auth)));
+        let (code, body) = call(&app, "/api", None, None).await;
+        assert_eq!(code, StatusCode::OK);
+        assert_eq!(body, "system:anonymous system:unauthenticated");
+        let (code, body) = call(&app, "/api", None, Some(admin())).await;
+        assert_eq!(code, StatusCode::OK);
+        assert_eq!(body, "skein-admin system:masters|system:authenticated");
+        // A bad token is never treated as no token.
+        let (code, body) = call(&app, "/api", Some("Bearer x"), None).await;
+        assert_eq!(
+            (code, body.as_str()),
+            (StatusCode::UNAUTHORIZED, UNAUTHORIZED)
+        );
     }
 
     #[tokio::test]
