@@ -11,10 +11,12 @@
 
 pub mod admission;
 pub mod apply;
+pub mod audit;
 pub mod cli;
 pub mod codec;
 pub mod config;
 pub mod controllers;
+pub mod encryption;
 pub mod error;
 pub mod federation;
 pub mod http;

@@ -56,9 +56,15 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         Some(file) => Some(Arc::new(http::authn::TokenAuthenticator::load(file)?)),
         None => None,
     };
+    let tls_policy = http::tls_policy::TlsPolicy::from_flags(
+        &config.protect.tls_min_version,
+        &config.protect.tls_cipher_suites,
+    )
+    .map_err(Error::Config)?;
+    let auditor = crate::audit::Auditor::from_options(&config.protect.audit()).map_err(Error::Config)?;
 
     let pki = Pki::load_or_create(&config.pki_dir(), &pki::serving_names(config.bind_address))?;
-    let tls = http::tls::server_config(&pki)?;
+    let tls = http::tls::server_config(&pki, &tls_policy)?;
 
     let requested = SocketAddr::new(config.bind_address, config.secure_port);
     let listener = TcpListener::bind(requested)
@@ -144,6 +150,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     if let Some(tokens) = tokens {
         // Outside the router's authn layer, which looks it up per request.
         app = app.layer(axum::Extension(tokens));
+    }
+    if let Some(auditor) = auditor {
+        // Outside the router's audit layers, which look it up per request.
+        app = app.layer(axum::Extension(auditor));
     }
     if config.access_log {
         http::access_log::enable();

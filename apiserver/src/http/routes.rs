@@ -38,9 +38,14 @@ pub fn app(state: AppState) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         // Inside authentication: counts what reaches a handler, as upstream.
         .layer(middleware::from_fn(metrics::instrument))
+        // Audit: `RequestReceived` once the user is known …
+        .layer(middleware::from_fn(crate::audit::middleware::received))
         // Last, so that it wraps the fallbacks too: an unauthenticated
         // client learns nothing about which paths exist.
         .layer(middleware::from_fn(authn::authenticate))
+        // … and the response stages outside authentication, so 401s are
+        // recorded too. Both do nothing without an `Arc<Auditor>`.
+        .layer(middleware::from_fn(crate::audit::middleware::record))
         .with_state(state)
 }
 
