@@ -61,7 +61,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         &config.protect.tls_cipher_suites,
     )
     .map_err(Error::Config)?;
-    let auditor = crate::audit::Auditor::from_options(&config.protect.audit()).map_err(Error::Config)?;
+    let auditor =
+        crate::audit::Auditor::from_options(&config.protect.audit()).map_err(Error::Config)?;
 
     let pki = Pki::load_or_create(&config.pki_dir(), &pki::serving_names(config.bind_address))?;
     let tls = http::tls::server_config(&pki, &tls_policy)?;

@@ -45,7 +45,10 @@ fn events(dir: &Path) -> (Vec<Value>, Vec<String>) {
     for f in files {
         let text = std::fs::read_to_string(dir.join(&f)).expect("read audit log");
         for line in text.lines() {
-            out.push(serde_json::from_str(line).unwrap_or_else(|e| panic!("bad line in {f} ({e}): {line}")));
+            out.push(
+                serde_json::from_str(line)
+                    .unwrap_or_else(|e| panic!("bad line in {f} ({e}): {line}")),
+            );
         }
     }
     (out, backups)
@@ -100,7 +103,9 @@ async fn requests_are_audited_at_their_level_and_the_log_rotates() {
     let bad = reqwest::Client::builder()
         .use_rustls_tls()
         .tls_built_in_root_certs(false)
-        .add_root_certificate(reqwest::Certificate::from_pem(&server.pki_file("ca.crt")).expect("ca"))
+        .add_root_certificate(
+            reqwest::Certificate::from_pem(&server.pki_file("ca.crt")).expect("ca"),
+        )
         .build()
         .expect("client")
         .get(server.url("/api/v1/namespaces"))
@@ -109,21 +114,37 @@ async fn requests_are_audited_at_their_level_and_the_log_rotates() {
         .await
         .expect("401 request");
     assert_eq!(bad.status(), 401);
-    let unauthorized_id = bad.headers().get("audit-id").expect("Audit-Id on 401").to_str().expect("ascii").to_string();
+    let unauthorized_id = bad
+        .headers()
+        .get("audit-id")
+        .expect("Audit-Id on 401")
+        .to_str()
+        .expect("ascii")
+        .to_string();
 
     // kubectl: a Secret under the catch-all Request rule, and a 404.
     let literal = format!("--from-literal=password={SECRET}");
     let out = server.kubectl(&kubectl, &["create", "secret", "generic", "s1", &literal]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = server.kubectl(&kubectl, &["get", "deployment", "ghost"]);
     assert!(!out.status.success());
     let alice = server.token_kubeconfig("alice", "alice-token");
     let out = server.kubectl_with(&kubectl, &alice, &["get", "namespaces"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
-    // Enough RequestResponse traffic to pass 1 MB and rotate.
+    // Enough RequestResponse traffic to pass 1 MB and rotate (~600 KB per
+    // create: body in RequestReceived, both bodies in ResponseComplete),
+    // little enough that maxbackup=3 keeps every event.
     let big = "x".repeat(200 * 1024);
-    for i in 0..8 {
+    for i in 0..4 {
         let r = api
             .call(
                 Method::POST,
@@ -138,7 +159,11 @@ async fn requests_are_audited_at_their_level_and_the_log_rotates() {
     tokio::time::sleep(Duration::from_millis(500)).await;
 
     let (events, backups) = events(&logs);
-    assert!(!backups.is_empty(), "no rotation: {:?}", std::fs::read_dir(&logs).map(|d| d.count()));
+    assert!(
+        !backups.is_empty(),
+        "no rotation: {:?}",
+        std::fs::read_dir(&logs).map(|d| d.count())
+    );
     assert!(backups.len() <= 3, "maxbackup: {backups:?}");
     for b in &backups {
         // audit-2006-01-02T15-04-05.000.log
@@ -150,14 +175,20 @@ async fn requests_are_audited_at_their_level_and_the_log_rotates() {
 
     // Created ConfigMap: both stages, RequestResponse, bodies.
     let evs = by_id(&events, &ids[0]);
-    let stages: Vec<&str> = evs.iter().map(|e| e["stage"].as_str().unwrap_or_default()).collect();
+    let stages: Vec<&str> = evs
+        .iter()
+        .map(|e| e["stage"].as_str().unwrap_or_default())
+        .collect();
     assert_eq!(stages, ["RequestReceived", "ResponseComplete"], "{evs:?}");
     let done = evs[1];
     assert_eq!(done["level"], "RequestResponse");
     assert_eq!(done["verb"], "create");
     assert_eq!(done["apiVersion"], "audit.k8s.io/v1");
     assert_eq!(done["kind"], "Event");
-    assert_eq!(done["objectRef"], json!({"resource": "configmaps", "namespace": "default", "apiVersion": "v1"}));
+    assert_eq!(
+        done["objectRef"],
+        json!({"resource": "configmaps", "namespace": "default", "apiVersion": "v1"})
+    );
     assert_eq!(done["user"]["username"], "skein-admin", "{done}");
     assert_eq!(done["responseStatus"]["code"], 201);
     assert_eq!(done["requestObject"]["data"]["k"], "v");
@@ -195,13 +226,28 @@ async fn requests_are_audited_at_their_level_and_the_log_rotates() {
     // kubectl's requests: the Secret create without its body; the 404.
     let secret_create = events
         .iter()
-        .find(|e| e["verb"] == "create" && e["objectRef"]["resource"] == "secrets" && e["stage"] == "ResponseComplete")
+        .find(|e| {
+            e["verb"] == "create"
+                && e["objectRef"]["resource"] == "secrets"
+                && e["stage"] == "ResponseComplete"
+        })
         .expect("secret create event");
     assert_eq!(secret_create["level"], "Request");
-    assert!(secret_create.get("requestObject").is_none(), "{secret_create}");
-    assert!(secret_create["userAgent"].as_str().unwrap_or_default().starts_with("kubectl"));
+    assert!(
+        secret_create.get("requestObject").is_none(),
+        "{secret_create}"
+    );
+    assert!(
+        secret_create["userAgent"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("kubectl")
+    );
     let all = events.iter().map(Value::to_string).collect::<String>();
-    assert!(!all.contains(SECRET), "the Secret's value is in the audit log");
+    assert!(
+        !all.contains(SECRET),
+        "the Secret's value is in the audit log"
+    );
     let ghost = events
         .iter()
         .find(|e| e["objectRef"]["name"] == "ghost" && e["stage"] == "ResponseComplete")
@@ -212,9 +258,17 @@ async fn requests_are_audited_at_their_level_and_the_log_rotates() {
         .iter()
         .find(|e| e["user"]["username"] == "alice" && e["objectRef"]["resource"] == "namespaces")
         .expect("alice's list");
-    assert_eq!(alice_list["user"]["groups"], json!(["dev", "system:authenticated"]));
+    assert_eq!(
+        alice_list["user"]["groups"],
+        json!(["dev", "system:authenticated"])
+    );
     assert_eq!(alice_list["user"]["uid"], "1001");
 
     // The harness's /readyz polls are level None: never recorded.
-    assert!(events.iter().all(|e| !e["requestURI"].as_str().unwrap_or_default().starts_with("/readyz")));
+    assert!(events.iter().all(|e| {
+        !e["requestURI"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("/readyz")
+    }));
 }

@@ -30,7 +30,10 @@ fn write_config(dir: &Path, name: &str, keys: &[(&str, u8)], identity: bool) -> 
         "apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources:\n  - resources: [secrets]\n    providers:\n      - aesgcm:\n          keys:\n",
     );
     for (n, b) in keys {
-        text.push_str(&format!("            - name: {n}\n              secret: {}\n", key(*b)));
+        text.push_str(&format!(
+            "            - name: {n}\n              secret: {}\n",
+            key(*b)
+        ));
     }
     if identity {
         text.push_str("      - identity: {}\n");
@@ -46,13 +49,15 @@ async fn etcd_value(etcd: &Etcd, key: &str) -> Vec<u8> {
     let body = serde_json::json!({"key": STANDARD.encode(key)});
     let reply: serde_json::Value = reqwest::Client::new()
         .post(format!("{}/v3/kv/range", etcd.endpoint()))
-        .json(&body)
+        .header("content-type", "application/json")
+        .body(body.to_string())
         .send()
         .await
         .expect("etcd range")
-        .json()
+        .bytes()
         .await
-        .expect("etcd json");
+        .map(|b| serde_json::from_slice(&b).expect("etcd json"))
+        .expect("etcd body");
     let value = reply["kvs"][0]["value"]
         .as_str()
         .unwrap_or_else(|| panic!("{key} not in etcd: {reply}"));
@@ -94,17 +99,35 @@ impl Backend {
         match &self.etcd {
             Some(etcd) => {
                 let raw = etcd_value(etcd, &format!("/registry/core/secrets/default/{name}")).await;
-                assert!(raw.starts_with(prefix.as_bytes()), "etcd holds {:?}", String::from_utf8_lossy(&raw));
-                assert!(!contains(&raw, encoded.as_bytes()) && !contains(&raw, PLAINTEXT.as_bytes()));
+                assert!(
+                    raw.starts_with(prefix.as_bytes()),
+                    "etcd holds {:?}",
+                    String::from_utf8_lossy(&raw)
+                );
+                assert!(
+                    !contains(&raw, encoded.as_bytes()) && !contains(&raw, PLAINTEXT.as_bytes())
+                );
                 let cm = etcd_value(etcd, "/registry/core/configmaps/default/plain").await;
-                assert!(contains(&cm, b"visible-value"), "unencrypted resources stay plain");
+                assert!(
+                    contains(&cm, b"visible-value"),
+                    "unencrypted resources stay plain"
+                );
             }
             None => {
                 let file = std::fs::read(data_dir.join("store.redb")).expect("read store.redb");
-                assert!(contains(&file, prefix.as_bytes()), "no {prefix} in store.redb");
-                assert!(!contains(&file, encoded.as_bytes()), "the Secret's data is in store.redb in plaintext");
+                assert!(
+                    contains(&file, prefix.as_bytes()),
+                    "no {prefix} in store.redb"
+                );
+                assert!(
+                    !contains(&file, encoded.as_bytes()),
+                    "the Secret's data is in store.redb in plaintext"
+                );
                 assert!(!contains(&file, PLAINTEXT.as_bytes()));
-                assert!(contains(&file, b"visible-value"), "unencrypted resources stay plain");
+                assert!(
+                    contains(&file, b"visible-value"),
+                    "unencrypted resources stay plain"
+                );
             }
         }
     }
@@ -121,12 +144,31 @@ async fn rotation(backend: Backend) {
     let mut server = Server::start(&data, &args).await;
 
     let literal = format!("--from-literal=password={PLAINTEXT}");
-    kubectl_ok(&server, &kubectl, &["create", "secret", "generic", "s1", &literal]);
-    kubectl_ok(&server, &kubectl, &["create", "configmap", "plain", "--from-literal=k=visible-value"]);
+    kubectl_ok(
+        &server,
+        &kubectl,
+        &["create", "secret", "generic", "s1", &literal],
+    );
+    kubectl_ok(
+        &server,
+        &kubectl,
+        &[
+            "create",
+            "configmap",
+            "plain",
+            "--from-literal=k=visible-value",
+        ],
+    );
     backend.assert_sealed(&data, "s1", "key1").await;
-    let read = kubectl_ok(&server, &kubectl, &["get", "secret", "s1", "-o", "jsonpath={.data.password}"]);
+    let read = kubectl_ok(
+        &server,
+        &kubectl,
+        &["get", "secret", "s1", "-o", "jsonpath={.data.password}"],
+    );
     assert_eq!(read, STANDARD.encode(PLAINTEXT));
-    server.stop_with(Signal::SIGTERM, Duration::from_secs(20)).await;
+    server
+        .stop_with(Signal::SIGTERM, Duration::from_secs(20))
+        .await;
 
     // Rotate: key2 first, key1 still readable. `skein storage rewrite`.
     let v2 = write_config(dir.path(), "v2.yaml", &[("key2", 2), ("key1", 1)], true);
@@ -134,7 +176,11 @@ async fn rotation(backend: Backend) {
     flags.push(format!("--encryption-provider-config={}", v2.display()));
     let args: Vec<&str> = flags.iter().map(String::as_str).collect();
     let mut server = Server::start(&data, &args).await;
-    let read = kubectl_ok(&server, &kubectl, &["get", "secret", "s1", "-o", "jsonpath={.data.password}"]);
+    let read = kubectl_ok(
+        &server,
+        &kubectl,
+        &["get", "secret", "s1", "-o", "jsonpath={.data.password}"],
+    );
     assert_eq!(read, STANDARD.encode(PLAINTEXT), "old key still reads");
     let out = Command::new(skein_tests::skein_bin())
         .args(["storage", "rewrite", "--encryption-provider-config"])
@@ -144,13 +190,23 @@ async fn rotation(backend: Backend) {
         .output()
         .expect("run skein storage rewrite");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "rewrite failed: {stdout} {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "rewrite failed: {stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("secrets: "), "{stdout}");
     if let Some(etcd) = &backend.etcd {
         let raw = etcd_value(etcd, "/registry/core/secrets/default/s1").await;
-        assert!(raw.starts_with(b"k8s:enc:aesgcm:v1:key2:"), "{}", String::from_utf8_lossy(&raw));
+        assert!(
+            raw.starts_with(b"k8s:enc:aesgcm:v1:key2:"),
+            "{}",
+            String::from_utf8_lossy(&raw)
+        );
     }
-    server.stop_with(Signal::SIGTERM, Duration::from_secs(20)).await;
+    server
+        .stop_with(Signal::SIGTERM, Duration::from_secs(20))
+        .await;
 
     // Only key2, no identity: every Secret must have been rewritten.
     let only2 = write_config(dir.path(), "only2.yaml", &[("key2", 2)], false);
@@ -159,9 +215,15 @@ async fn rotation(backend: Backend) {
     let args: Vec<&str> = flags.iter().map(String::as_str).collect();
     let mut server = Server::start(&data, &args).await;
     kubectl_ok(&server, &kubectl, &["get", "secrets", "-A"]);
-    let read = kubectl_ok(&server, &kubectl, &["get", "secret", "s1", "-o", "jsonpath={.data.password}"]);
+    let read = kubectl_ok(
+        &server,
+        &kubectl,
+        &["get", "secret", "s1", "-o", "jsonpath={.data.password}"],
+    );
     assert_eq!(read, STANDARD.encode(PLAINTEXT));
-    server.stop_with(Signal::SIGTERM, Duration::from_secs(20)).await;
+    server
+        .stop_with(Signal::SIGTERM, Duration::from_secs(20))
+        .await;
 
     // Rotate again with upstream's recipe: get -o json | replace -f -.
     let v3 = write_config(dir.path(), "v3.yaml", &[("key3", 3), ("key2", 2)], false);
@@ -186,15 +248,25 @@ async fn rotation(backend: Backend) {
         .write_all(all.as_bytes())
         .expect("pipe");
     let out = replace.wait_with_output().expect("kubectl replace");
-    assert!(out.status.success(), "replace: {}", String::from_utf8_lossy(&out.stderr));
-    server.stop_with(Signal::SIGTERM, Duration::from_secs(20)).await;
+    assert!(
+        out.status.success(),
+        "replace: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    server
+        .stop_with(Signal::SIGTERM, Duration::from_secs(20))
+        .await;
 
     let only3 = write_config(dir.path(), "only3.yaml", &[("key3", 3)], false);
     let mut flags = backend.flags();
     flags.push(format!("--encryption-provider-config={}", only3.display()));
     let args: Vec<&str> = flags.iter().map(String::as_str).collect();
     let server = Server::start(&data, &args).await;
-    let read = kubectl_ok(&server, &kubectl, &["get", "secret", "s1", "-o", "jsonpath={.data.password}"]);
+    let read = kubectl_ok(
+        &server,
+        &kubectl,
+        &["get", "secret", "s1", "-o", "jsonpath={.data.password}"],
+    );
     assert_eq!(read, STANDARD.encode(PLAINTEXT));
     backend.assert_sealed(&data, "s1", "key3").await;
 
@@ -222,7 +294,9 @@ async fn secrets_are_sealed_in_the_embedded_store_and_rotate() {
 
 #[tokio::test]
 async fn secrets_are_sealed_in_etcd_and_rotate() {
-    let etcd = tokio::task::spawn_blocking(Etcd::start).await.expect("etcd");
+    let etcd = tokio::task::spawn_blocking(Etcd::start)
+        .await
+        .expect("etcd");
     rotation(Backend { etcd: Some(etcd) }).await;
 }
 

@@ -74,9 +74,18 @@ pub async fn record(mut req: Request, next: Next) -> Response {
             // Upstream: one event, empty user, stage ResponseStarted.
             let attrs = ctx.attributes(None);
             let decision = auditor.policy.evaluate(&attrs);
-            if decision.level > Level::None && !decision.omit_stages.contains(&Stage::ResponseStarted) {
+            if decision.level > Level::None
+                && !decision.omit_stages.contains(&Stage::ResponseStarted)
+            {
                 let status = json!({"metadata": {}, "status": "Failure", "message": "Unauthorized", "reason": "Unauthorized", "code": 401});
-                let ev = ctx.event(Stage::ResponseStarted, decision.level, &json!({}), Some(status), None, None);
+                let ev = ctx.event(
+                    Stage::ResponseStarted,
+                    decision.level,
+                    &json!({}),
+                    Some(status),
+                    None,
+                    None,
+                );
                 auditor.write(&ev).await;
             }
             return response;
@@ -121,7 +130,8 @@ pub async fn received(req: Request, next: Next) -> Response {
     };
     let object = serde_json::from_slice::<Value>(&bytes).ok();
     ctx.begin(&auditor, user, object).await;
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
 }
 
 impl Context {
@@ -132,7 +142,8 @@ impl Context {
             .map(|p| p.as_str().to_string())
             .unwrap_or_else(|| uri.path().to_string());
         let watch = uri.query().is_some_and(|q| {
-            form_urlencoded::parse(q.as_bytes()).any(|(k, v)| k == "watch" && (v == "true" || v == "1"))
+            form_urlencoded::parse(q.as_bytes())
+                .any(|(k, v)| k == "watch" && (v == "true" || v == "1"))
         });
         let (verb, resource) = match path::parse(uri.path()) {
             Some(ApiPath::Resource(r)) => {
@@ -153,7 +164,12 @@ impl Context {
             .headers()
             .get("x-forwarded-for")
             .and_then(|v| v.to_str().ok())
-            .map(|v| v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+            .map(|v| {
+                v.split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            })
             .unwrap_or_default();
         if let Some(ConnectInfo(peer)) = req.extensions().get::<ConnectInfo<SocketAddr>>() {
             let ip = peer.ip().to_string();
@@ -179,7 +195,9 @@ impl Context {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn attributes(&self, user: Option<&UserInfo>) -> Attributes {
@@ -209,8 +227,9 @@ impl Context {
             st.request_object = object.filter(|_| allowed);
             st.decision = decision.clone();
             st.user = Some(user);
-            (decision.level > Level::None && !decision.omit_stages.contains(&Stage::RequestReceived))
-                .then(|| self.event_from(&st, Stage::RequestReceived, None, None))
+            (decision.level > Level::None
+                && !decision.omit_stages.contains(&Stage::RequestReceived))
+            .then(|| self.event_from(&st, Stage::RequestReceived, None, None))
         };
         if let Some(ev) = event {
             auditor.write(&ev).await;
@@ -234,7 +253,12 @@ impl Context {
             if !decision.omit_stages.contains(&Stage::ResponseStarted) {
                 let ev = {
                     let st = self.lock();
-                    self.event_from(&st, Stage::ResponseStarted, Some(status_of(code, None)), None)
+                    self.event_from(
+                        &st,
+                        Stage::ResponseStarted,
+                        Some(status_of(code, None)),
+                        None,
+                    )
                 };
                 auditor.write(&ev).await;
             }
@@ -243,7 +267,12 @@ impl Context {
             }
             let ev = {
                 let st = self.lock();
-                self.event_from(&st, Stage::ResponseComplete, Some(status_of(code, None)), None)
+                self.event_from(
+                    &st,
+                    Stage::ResponseComplete,
+                    Some(status_of(code, None)),
+                    None,
+                )
             };
             let (parts, body) = response.into_parts();
             let tail = OnEnd {
@@ -260,23 +289,27 @@ impl Context {
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("application/json"));
-        let want_response = decision.level >= Level::RequestResponse && self.lock().secret_bodies_allowed;
+        let want_response =
+            decision.level >= Level::RequestResponse && self.lock().secret_bodies_allowed;
         let (response, body) = if want_response || (!(200..300).contains(&code) && is_json) {
             let (parts, body) = response.into_parts();
             match axum::body::to_bytes(body, MAX_BODY * 4).await {
                 Ok(bytes) => {
-                    let value = if is_json { serde_json::from_slice::<Value>(&bytes).ok() } else { None };
+                    let value = if is_json {
+                        serde_json::from_slice::<Value>(&bytes).ok()
+                    } else {
+                        None
+                    };
                     (Response::from_parts(parts, Body::from(bytes)), value)
                 }
-                Err(_) => (
-                    Response::from_parts(parts, Body::empty()),
-                    None,
-                ),
+                Err(_) => (Response::from_parts(parts, Body::empty()), None),
             }
         } else {
             (response, None)
         };
-        let failure = body.as_ref().filter(|v| v["kind"] == "Status" && !(200..300).contains(&code));
+        let failure = body
+            .as_ref()
+            .filter(|v| v["kind"] == "Status" && !(200..300).contains(&code));
         let status = status_of(code, failure);
         let response_object = body.filter(|_| want_response);
         let ev = {
@@ -287,7 +320,13 @@ impl Context {
         response
     }
 
-    fn event_from(&self, st: &State, stage: Stage, status: Option<Value>, response: Option<Value>) -> Value {
+    fn event_from(
+        &self,
+        st: &State,
+        stage: Stage,
+        status: Option<Value>,
+        response: Option<Value>,
+    ) -> Value {
         let user = match &st.user {
             Some(u) => {
                 let mut m = Map::new();
@@ -303,8 +342,16 @@ impl Context {
             None => json!({}),
         };
         let level = st.decision.level;
-        let request = if level >= Level::Request { st.request_object.clone() } else { None };
-        let response = if level >= Level::RequestResponse { response } else { None };
+        let request = if level >= Level::Request {
+            st.request_object.clone()
+        } else {
+            None
+        };
+        let response = if level >= Level::RequestResponse {
+            response
+        } else {
+            None
+        };
         let strip = st.decision.omit_managed_fields;
         self.event(
             stage,
@@ -488,7 +535,10 @@ mod tests {
         assert_eq!(resource_verb(&Method::GET, true, false), "get");
         assert_eq!(resource_verb(&Method::GET, false, false), "list");
         assert_eq!(resource_verb(&Method::GET, false, true), "watch");
-        assert_eq!(resource_verb(&Method::DELETE, false, false), "deletecollection");
+        assert_eq!(
+            resource_verb(&Method::DELETE, false, false),
+            "deletecollection"
+        );
         assert_eq!(resource_verb(&Method::PATCH, true, false), "patch");
     }
 

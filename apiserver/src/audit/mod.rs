@@ -49,14 +49,22 @@ impl Auditor {
             return Ok(None);
         };
         let Some(policy_file) = &o.policy_file else {
-            tracing::warn!("--audit-log-path without --audit-policy-file: no audit events will be recorded");
+            tracing::warn!(
+                "--audit-log-path without --audit-policy-file: no audit events will be recorded"
+            );
             return Ok(None);
         };
         let text = std::fs::read_to_string(policy_file).map_err(|e| {
-            format!("loading audit policy file: failed to read file path {:?}: {e}", policy_file.display().to_string())
+            format!(
+                "loading audit policy file: failed to read file path {:?}: {e}",
+                policy_file.display().to_string()
+            )
         })?;
         let policy = Policy::parse(&text).map_err(|e| {
-            format!("loading audit policy file: failed decoding file {:?}: {e}", policy_file.display().to_string())
+            format!(
+                "loading audit policy file: failed decoding file {:?}: {e}",
+                policy_file.display().to_string()
+            )
         })?;
         let sink = Sink::open(path, o.rotation.clone())
             .map_err(|e| format!("cannot open the audit log {}: {e}", path.display()))?;

@@ -217,7 +217,11 @@ impl PolicyRule {
             return false;
         }
         if !self.non_resource_urls.is_empty()
-            && (a.resource.is_some() || !self.non_resource_urls.iter().any(|u| url_matches(u, &a.path)))
+            && (a.resource.is_some()
+                || !self
+                    .non_resource_urls
+                    .iter()
+                    .any(|u| url_matches(u, &a.path)))
         {
             return false;
         }
@@ -327,7 +331,13 @@ rules:
   - level: Metadata
 "#;
 
-    fn res(group: &str, resource: &str, sub: &str, ns: &str, name: &str) -> Option<ResourceAttributes> {
+    fn res(
+        group: &str,
+        resource: &str,
+        sub: &str,
+        ns: &str,
+        name: &str,
+    ) -> Option<ResourceAttributes> {
         Some(ResourceAttributes {
             group: group.into(),
             version: "v1".into(),
@@ -338,7 +348,13 @@ rules:
         })
     }
 
-    fn attrs(user: &str, groups: &[&str], verb: &str, r: Option<ResourceAttributes>, path: &str) -> Attributes {
+    fn attrs(
+        user: &str,
+        groups: &[&str],
+        verb: &str,
+        r: Option<ResourceAttributes>,
+        path: &str,
+    ) -> Attributes {
         Attributes {
             user: user.into(),
             groups: groups.iter().map(|g| g.to_string()).collect(),
@@ -352,22 +368,91 @@ rules:
     fn first_matching_rule_decides() {
         let p = Policy::parse(POLICY).expect("policy");
         let level = |a: &Attributes| p.evaluate(a).level;
-        assert_eq!(level(&attrs("system:kube-proxy", &[], "get", res("", "pods", "", "a", "p"), "/api/v1/namespaces/a/pods/p")), Level::None);
-        assert_eq!(level(&attrs("u", &[], "get", None, "/healthz/etcd")), Level::None);
-        assert_eq!(level(&attrs("u", &[], "get", None, "/version")), Level::None);
-        assert_eq!(level(&attrs("u", &[], "get", None, "/versions")), Level::Metadata);
-        assert_eq!(level(&attrs("u", &[], "get", res("", "secrets", "", "a", "keep"), "")), Level::RequestResponse);
-        assert_eq!(level(&attrs("u", &[], "get", res("", "secrets", "", "a", "other"), "")), Level::Metadata);
+        assert_eq!(
+            level(&attrs(
+                "system:kube-proxy",
+                &[],
+                "get",
+                res("", "pods", "", "a", "p"),
+                "/api/v1/namespaces/a/pods/p"
+            )),
+            Level::None
+        );
+        assert_eq!(
+            level(&attrs("u", &[], "get", None, "/healthz/etcd")),
+            Level::None
+        );
+        assert_eq!(
+            level(&attrs("u", &[], "get", None, "/version")),
+            Level::None
+        );
+        assert_eq!(
+            level(&attrs("u", &[], "get", None, "/versions")),
+            Level::Metadata
+        );
+        assert_eq!(
+            level(&attrs(
+                "u",
+                &[],
+                "get",
+                res("", "secrets", "", "a", "keep"),
+                ""
+            )),
+            Level::RequestResponse
+        );
+        assert_eq!(
+            level(&attrs(
+                "u",
+                &[],
+                "get",
+                res("", "secrets", "", "a", "other"),
+                ""
+            )),
+            Level::Metadata
+        );
         // Request only for dev in team, creating.
         let team = attrs("u", &["dev"], "create", res("", "pods", "", "team", ""), "");
         assert_eq!(level(&team), Level::Request);
         let d = p.evaluate(&team);
-        assert_eq!(d.omit_stages, [Stage::RequestReceived, Stage::ResponseStarted]);
+        assert_eq!(
+            d.omit_stages,
+            [Stage::RequestReceived, Stage::ResponseStarted]
+        );
         assert!(d.omit_managed_fields);
-        assert_eq!(level(&attrs("u", &["ops"], "create", res("", "pods", "", "team", ""), "")), Level::Metadata);
-        assert_eq!(level(&attrs("u", &["dev"], "create", res("", "pods", "", "other", ""), "")), Level::Metadata);
-        assert_eq!(level(&attrs("u", &[], "get", res("", "pods", "log", "a", "p"), "")), Level::RequestResponse);
-        assert_eq!(level(&attrs("u", &[], "get", res("", "pods", "", "a", "p"), "")), Level::Metadata);
+        assert_eq!(
+            level(&attrs(
+                "u",
+                &["ops"],
+                "create",
+                res("", "pods", "", "team", ""),
+                ""
+            )),
+            Level::Metadata
+        );
+        assert_eq!(
+            level(&attrs(
+                "u",
+                &["dev"],
+                "create",
+                res("", "pods", "", "other", ""),
+                ""
+            )),
+            Level::Metadata
+        );
+        assert_eq!(
+            level(&attrs(
+                "u",
+                &[],
+                "get",
+                res("", "pods", "log", "a", "p"),
+                ""
+            )),
+            Level::RequestResponse
+        );
+        assert_eq!(
+            level(&attrs("u", &[], "get", res("", "pods", "", "a", "p"), "")),
+            Level::Metadata
+        );
     }
 
     #[test]
@@ -381,9 +466,27 @@ rules:
             }],
             ..PolicyRule::default()
         };
-        let scale = attrs("u", &[], "get", res("apps", "deployments", "scale", "a", "d"), "");
-        let plain = attrs("u", &[], "get", res("apps", "deployments", "", "a", "d"), "");
-        let rs = attrs("u", &[], "get", res("apps", "replicasets", "scale", "a", "d"), "");
+        let scale = attrs(
+            "u",
+            &[],
+            "get",
+            res("apps", "deployments", "scale", "a", "d"),
+            "",
+        );
+        let plain = attrs(
+            "u",
+            &[],
+            "get",
+            res("apps", "deployments", "", "a", "d"),
+            "",
+        );
+        let rs = attrs(
+            "u",
+            &[],
+            "get",
+            res("apps", "replicasets", "scale", "a", "d"),
+            "",
+        );
         assert!(rule(&["*/scale"]).matches(&scale));
         assert!(!rule(&["*/scale"]).matches(&plain));
         assert!(rule(&["*/scale"]).matches(&rs));
@@ -405,9 +508,13 @@ rules:
 
     #[test]
     fn no_rule_is_none_and_bad_kind_fails() {
-        let p = Policy::parse("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules: []\n").expect("ok");
+        let p =
+            Policy::parse("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules: []\n").expect("ok");
         assert_eq!(p.evaluate(&Attributes::default()).level, Level::None);
         assert!(Policy::parse("apiVersion: v1\nkind: Policy\n").is_err());
-        assert!(Policy::parse("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n  - level: Loud\n").is_err());
+        assert!(
+            Policy::parse("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n  - level: Loud\n")
+                .is_err()
+        );
     }
 }

@@ -68,8 +68,10 @@ struct Served {
 
 async fn rewrite(args: &RewriteArgs) -> Result<(), String> {
     let rules = config::load(&args.encryption_provider_config)?;
-    let patterns: Vec<(String, String)> =
-        rules.iter().flat_map(|r| r.resources.iter().cloned()).collect();
+    let patterns: Vec<(String, String)> = rules
+        .iter()
+        .flat_map(|r| r.resources.iter().cloned())
+        .collect();
     let api = Federation::connect(args.kubeconfig.as_deref(), &args.data_dir).await?;
     let served = discover(&api).await?;
     let mut total = 0usize;
@@ -88,9 +90,9 @@ async fn rewrite(args: &RewriteArgs) -> Result<(), String> {
 }
 
 fn matches(patterns: &[(String, String)], s: &Served) -> bool {
-    patterns.iter().any(|(g, r)| {
-        (g == "*" && r == "*") || (g == &s.group && (r == "*" || r == &s.plural))
-    })
+    patterns
+        .iter()
+        .any(|(g, r)| (g == "*" && r == "*") || (g == &s.group && (r == "*" || r == &s.plural)))
 }
 
 /// Every listable, updatable resource of each group's preferred version.
@@ -119,7 +121,11 @@ async fn discover(api: &Federation) -> Result<Vec<Served>, String> {
                 .flatten()
                 .filter_map(Value::as_str)
                 .collect();
-            if name.is_empty() || name.contains('/') || !verbs.contains(&"list") || !verbs.contains(&"update") {
+            if name.is_empty()
+                || name.contains('/')
+                || !verbs.contains(&"list")
+                || !verbs.contains(&"update")
+            {
                 continue;
             }
             out.push(Served {
@@ -151,11 +157,20 @@ async fn rewrite_resource(api: &Federation, res: &Served) -> Result<usize, Strin
         for item in page["items"].as_array().into_iter().flatten() {
             let mut obj = item.clone();
             if obj.get("apiVersion").is_none() {
-                let api_version = res.base.trim_start_matches("/apis/").trim_start_matches("/api/");
+                let api_version = res
+                    .base
+                    .trim_start_matches("/apis/")
+                    .trim_start_matches("/api/");
                 obj["apiVersion"] = Value::from(api_version);
             }
-            let name = obj["metadata"]["name"].as_str().unwrap_or_default().to_string();
-            let ns = obj["metadata"]["namespace"].as_str().unwrap_or_default().to_string();
+            let name = obj["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            let ns = obj["metadata"]["namespace"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
             let path = if res.namespaced {
                 format!("{}/namespaces/{ns}/{}/{name}", res.base, res.plural)
             } else {
@@ -169,7 +184,10 @@ async fn rewrite_resource(api: &Federation, res: &Served) -> Result<usize, Strin
                 Err(f) => return Err(format!("rewrite {path}: {f}")),
             }
         }
-        cont = page["metadata"]["continue"].as_str().unwrap_or_default().to_string();
+        cont = page["metadata"]["continue"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         if cont.is_empty() {
             return Ok(count);
         }
@@ -188,7 +206,10 @@ mod tests {
             plural: r.into(),
             namespaced: true,
         };
-        let p = vec![("".to_string(), "secrets".to_string()), ("apps".into(), "*".into())];
+        let p = vec![
+            ("".to_string(), "secrets".to_string()),
+            ("apps".into(), "*".into()),
+        ];
         assert!(matches(&p, &s("", "secrets")));
         assert!(!matches(&p, &s("", "configmaps")));
         assert!(matches(&p, &s("apps", "deployments")));

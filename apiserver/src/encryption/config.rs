@@ -194,7 +194,10 @@ pub fn validate(c: &EncryptionConfiguration) -> Result<Vec<Rule>, String> {
                 errs.push(format!("{path}: Invalid value: {}: more than one provider specified in a single element, should split into different list elements", provider_shown(provider)));
                 continue;
             }
-            let keyed = |alg: Algorithm, keys: &KeysConfiguration, sizes: &[usize], errs: &mut Vec<String>| {
+            let keyed = |alg: Algorithm,
+                         keys: &KeysConfiguration,
+                         sizes: &[usize],
+                         errs: &mut Vec<String>| {
                 let kp = format!("{path}.{}.keys", alg.name());
                 validate_keys(&keys.keys, &kp, sizes, errs).map(|k| Provider::Keyed(alg, k))
             };
@@ -215,7 +218,11 @@ pub fn validate(c: &EncryptionConfiguration) -> Result<Vec<Rule>, String> {
             providers.extend(built);
         }
         rules.push(Rule {
-            resources: conf.resources.iter().map(|s| parse_group_resource(s)).collect(),
+            resources: conf
+                .resources
+                .iter()
+                .map(|s| parse_group_resource(s))
+                .collect(),
             providers,
         });
     }
@@ -271,7 +278,10 @@ fn validate_keys(
             continue;
         }
         let Ok(secret) = base64::engine::general_purpose::STANDARD.decode(&key.secret) else {
-            errs.push(redacted(&format!("{kp}.secret"), "secrets must be base64 encoded"));
+            errs.push(redacted(
+                &format!("{kp}.secret"),
+                "secrets must be base64 encoded",
+            ));
             continue;
         };
         if !sizes.contains(&secret.len()) {

@@ -162,13 +162,25 @@ mod tests {
         ])
         .expect("rules");
         let k = "/registry/core/secrets/ns/x";
-        let sealed = enc.chain_for_key(k).expect("secrets").seal(k, b"v").expect("seal");
+        let sealed = enc
+            .chain_for_key(k)
+            .expect("secrets")
+            .seal(k, b"v")
+            .expect("seal");
         assert!(sealed.starts_with(b"k8s:enc:aesgcm:v1:a:"));
         let k = "/registry/core/configmaps/ns/x";
-        let sealed = enc.chain_for_key(k).expect("core").seal(k, b"v").expect("seal");
+        let sealed = enc
+            .chain_for_key(k)
+            .expect("core")
+            .seal(k, b"v")
+            .expect("seal");
         assert_eq!(sealed, b"v");
         let k = "/registry/apps/deployments/ns/x";
-        let sealed = enc.chain_for_key(k).expect("all").seal(k, b"v").expect("seal");
+        let sealed = enc
+            .chain_for_key(k)
+            .expect("all")
+            .seal(k, b"v")
+            .expect("seal");
         assert!(sealed.starts_with(b"k8s:enc:secretbox:v1:b:"));
         assert!(enc.chain_for_key("/elsewhere/x").is_none());
     }
@@ -191,9 +203,16 @@ mod tests {
         .expect("rotated");
         let k = "/registry/core/secrets/ns/x";
         let chain = rotated.chain_for_key(k).expect("chain");
-        let by_old = old.chain_for_key(k).expect("chain").seal(k, b"v").expect("seal");
+        let by_old = old
+            .chain_for_key(k)
+            .expect("chain")
+            .seal(k, b"v")
+            .expect("seal");
         let opened = chain.open(k, &by_old).expect("old key reads");
-        assert_eq!((opened.data.as_slice(), opened.stale), (b"v".as_slice(), true));
+        assert_eq!(
+            (opened.data.as_slice(), opened.stale),
+            (b"v".as_slice(), true)
+        );
         let by_new = chain.seal(k, b"v").expect("seal");
         assert!(by_new.starts_with(b"k8s:enc:aescbc:v1:new:"));
         assert!(!chain.open(k, &by_new).expect("new").stale);
@@ -201,7 +220,10 @@ mod tests {
         assert!(plain.stale);
         // Without identity, plaintext is an error; so is an unknown key.
         let strict = old.chain_for_key(k).expect("chain");
-        assert_eq!(strict.open(k, b"{}").err().as_deref(), Some("no matching prefix found"));
+        assert_eq!(
+            strict.open(k, b"{}").err().as_deref(),
+            Some("no matching prefix found")
+        );
         assert_eq!(
             strict.open(k, &by_new).err().as_deref(),
             Some("no matching prefix found")

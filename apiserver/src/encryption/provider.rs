@@ -282,7 +282,9 @@ mod tests {
     fn reads_independently_produced_values() {
         let gcm = one(Algorithm::AesGcm, "k", key32());
         let mut stored = b"k8s:enc:aesgcm:v1:k:".to_vec();
-        stored.extend(unhex("6465666768696a6b6c6d6e6f207eb20a16c925fb5d103a9c350ef4a0ed291a8629f97ed2c41a090f"));
+        stored.extend(unhex(
+            "6465666768696a6b6c6d6e6f207eb20a16c925fb5d103a9c350ef4a0ed291a8629f97ed2c41a090f",
+        ));
         assert_eq!(gcm.open(KEY, &stored).expect("gcm"), b"hello secret");
         // The key is authenticated data: another key does not decrypt.
         assert_eq!(

@@ -90,7 +90,10 @@ impl Store for EncryptingStore {
         let Some(sealed) = seal(&self.encryption, key, value)? else {
             return self.inner.update(key, value, expected_mod_revision).await;
         };
-        let mut kv = self.inner.update(key, &sealed, expected_mod_revision).await?;
+        let mut kv = self
+            .inner
+            .update(key, &sealed, expected_mod_revision)
+            .await?;
         kv.value = Bytes::copy_from_slice(value);
         Ok(kv)
     }
@@ -176,12 +179,10 @@ mod tests {
     #[tokio::test]
     async fn seals_configured_keys_everywhere_and_rotates() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let raw: Arc<dyn Store> = EmbeddedStore::open(
-            &dir.path().join("s.redb"),
-            EmbeddedOptions::default(),
-        )
-        .await
-        .expect("open");
+        let raw: Arc<dyn Store> =
+            EmbeddedStore::open(&dir.path().join("s.redb"), EmbeddedOptions::default())
+                .await
+                .expect("open");
         let v1 = EncryptingStore::wrap(raw.clone(), config(vec![gcm("k1", 1)]));
         let secret = "/registry/core/secrets/ns/s";
         let cm = "/registry/core/configmaps/ns/c";
@@ -193,25 +194,56 @@ mod tests {
         let stored = raw.get(secret).await.expect("raw");
         assert!(stored.value.starts_with(b"k8s:enc:aesgcm:v1:k1:"));
         assert_eq!(raw.get(cm).await.expect("raw").value.as_ref(), b"plain");
-        assert_eq!(v1.get(secret).await.expect("get").value.as_ref(), b"{\"data\":1}");
-        let list = v1.list("/registry/", ListOptions::default()).await.expect("list");
-        assert!(list.items.iter().all(|kv| !kv.value.starts_with(b"k8s:enc:")));
+        assert_eq!(
+            v1.get(secret).await.expect("get").value.as_ref(),
+            b"{\"data\":1}"
+        );
+        let list = v1
+            .list("/registry/", ListOptions::default())
+            .await
+            .expect("list");
+        assert!(
+            list.items
+                .iter()
+                .all(|kv| !kv.value.starts_with(b"k8s:enc:"))
+        );
         match watch.next().await {
             Some(Ok(WatchMessage::Event(ev))) => assert_eq!(ev.kv.value.as_ref(), b"{\"data\":1}"),
             other => panic!("unexpected {other:?}"),
         }
-        assert!(!v1.needs_rewrite(secret, created.mod_revision).await.expect("fresh"));
+        assert!(
+            !v1.needs_rewrite(secret, created.mod_revision)
+                .await
+                .expect("fresh")
+        );
 
         // Rotation: a new first key; the old value reads and is stale.
         let v2 = EncryptingStore::wrap(raw.clone(), config(vec![gcm("k2", 2), gcm("k1", 1)]));
-        assert_eq!(v2.get(secret).await.expect("get").value.as_ref(), b"{\"data\":1}");
-        assert!(v2.needs_rewrite(secret, created.mod_revision).await.expect("stale"));
+        assert_eq!(
+            v2.get(secret).await.expect("get").value.as_ref(),
+            b"{\"data\":1}"
+        );
+        assert!(
+            v2.needs_rewrite(secret, created.mod_revision)
+                .await
+                .expect("stale")
+        );
         let rewritten = v2
             .update(secret, b"{\"data\":1}", created.mod_revision)
             .await
             .expect("rewrite");
-        assert!(raw.get(secret).await.expect("raw").value.starts_with(b"k8s:enc:aesgcm:v1:k2:"));
-        assert!(!v2.needs_rewrite(secret, rewritten.mod_revision).await.expect("fresh"));
+        assert!(
+            raw.get(secret)
+                .await
+                .expect("raw")
+                .value
+                .starts_with(b"k8s:enc:aesgcm:v1:k2:")
+        );
+        assert!(
+            !v2.needs_rewrite(secret, rewritten.mod_revision)
+                .await
+                .expect("fresh")
+        );
 
         // A server that lost the key cannot read the value.
         let lost = EncryptingStore::wrap(raw.clone(), config(vec![gcm("k1", 1)]));

@@ -177,7 +177,10 @@ mod tests {
     fn suites_are_mapped_and_insecure_ones_refused() {
         let p = TlsPolicy::from_flags(
             "VersionTLS12",
-            &["TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256".into(), "TLS_AES_128_GCM_SHA256".into()],
+            &[
+                "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256".into(),
+                "TLS_AES_128_GCM_SHA256".into(),
+            ],
         )
         .expect("valid");
         let tls12: Vec<_> = p
@@ -186,12 +189,23 @@ mod tests {
             .iter()
             .filter(|s| s.version() == &rustls::version::TLS12)
             .collect();
-        assert_eq!(tls12, [&cipher_suite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]);
+        assert_eq!(
+            tls12,
+            [&cipher_suite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]
+        );
         let err = TlsPolicy::from_flags("VersionTLS12", &["TLS_RSA_WITH_AES_128_CBC_SHA".into()])
             .expect_err("insecure");
-        assert!(err.starts_with("--tls-cipher-suites: cipher suite TLS_RSA_WITH_AES_128_CBC_SHA is insecure"), "{err}");
+        assert!(
+            err.starts_with(
+                "--tls-cipher-suites: cipher suite TLS_RSA_WITH_AES_128_CBC_SHA is insecure"
+            ),
+            "{err}"
+        );
         let err = TlsPolicy::from_flags("VersionTLS12", &["NOPE".into()]).expect_err("unknown");
-        assert!(err.contains("Cipher suite NOPE not supported or doesn't exist"), "{err}");
+        assert!(
+            err.contains("Cipher suite NOPE not supported or doesn't exist"),
+            "{err}"
+        );
         assert!(TlsPolicy::from_flags("VersionTLS11", &[]).is_err());
         assert!(TlsPolicy::from_flags("VersionTLS14", &[]).is_err());
     }

@@ -281,7 +281,12 @@ impl Registry {
     /// Whether a write that changes nothing must still happen because the
     /// stored bytes are stale ([`Store::needs_rewrite`]: an old encryption
     /// key). Dry runs never write, so never ask.
-    async fn needs_rewrite(&self, key: &str, expected: i64, dry_run: bool) -> Result<bool, ApiError> {
+    async fn needs_rewrite(
+        &self,
+        key: &str,
+        expected: i64,
+        dry_run: bool,
+    ) -> Result<bool, ApiError> {
         if dry_run {
             return Ok(false);
         }
