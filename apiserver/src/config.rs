@@ -29,6 +29,10 @@ pub enum Command {
     /// Print a kubeconfig for the federation: the admin one, or with
     /// `--aggregated` the federated context of a host user.
     Kubeconfig(KubeconfigArgs),
+    /// Storage maintenance through the API (`rewrite`: re-encrypt every
+    /// object of the encrypted resources with the current key).
+    #[command(subcommand)]
+    Storage(crate::cli::storage::StorageCommand),
 }
 
 /// `skein kubeconfig [--aggregated --host-kubeconfig F]`.
@@ -282,6 +286,9 @@ pub struct Config {
     /// `--authorization-mode`): `RBAC` (default) and/or `AlwaysAllow`.
     #[arg(long, default_value = "RBAC", value_delimiter = ',', value_parser = parse_authorization_mode)]
     pub authorization_mode: Vec<crate::authz::Mode>,
+    /// Encryption at rest, audit and TLS hardening.
+    #[command(flatten)]
+    pub protect: ProtectConfig,
 }
 
 /// One `--authorization-mode` value, spelled as kube-apiserver's.
@@ -444,6 +451,64 @@ impl Default for FrontProxyConfig {
     }
 }
 
+/// Encryption at rest and TLS settings, named as kube-apiserver's.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ProtectConfig {
+    /// An `apiserver.config.k8s.io/v1` `EncryptionConfiguration` file:
+    /// which resources are encrypted in storage, and with which providers
+    /// (aesgcm, aescbc, secretbox, identity).
+    #[arg(long)]
+    pub encryption_provider_config: Option<PathBuf>,
+
+    /// Minimum TLS version: `VersionTLS12` or `VersionTLS13`
+    /// (`VersionTLS10`/`VersionTLS11` are refused as insecure).
+    #[arg(long, default_value = "VersionTLS12")]
+    pub tls_min_version: String,
+
+    /// Comma-separated TLS 1.2 cipher suites by their IANA names, as
+    /// kube-apiserver takes them (TLS 1.3 suites are always on); default:
+    /// rustls' secure suites.
+    #[arg(long, value_delimiter = ',')]
+    pub tls_cipher_suites: Vec<String>,
+
+    /// Write `audit.k8s.io/v1` events to this file (`-` for stdout);
+    /// needs `--audit-policy-file`.
+    #[arg(long)]
+    pub audit_log_path: Option<PathBuf>,
+
+    /// An `audit.k8s.io/v1` `Policy` file: which requests are recorded at
+    /// which level.
+    #[arg(long)]
+    pub audit_policy_file: Option<PathBuf>,
+
+    /// Megabytes the audit log may reach before it is rotated (0: 100).
+    #[arg(long, default_value_t = 0)]
+    pub audit_log_maxsize: u64,
+
+    /// Rotated audit logs kept (0: all).
+    #[arg(long, default_value_t = 0)]
+    pub audit_log_maxbackup: usize,
+
+    /// Days a rotated audit log is kept (0: forever).
+    #[arg(long, default_value_t = 0)]
+    pub audit_log_maxage: u64,
+}
+
+impl ProtectConfig {
+    /// The audit flags together.
+    pub fn audit(&self) -> crate::audit::AuditOptions {
+        crate::audit::AuditOptions {
+            log_path: self.audit_log_path.clone(),
+            policy_file: self.audit_policy_file.clone(),
+            rotation: crate::audit::Rotation {
+                max_size_mb: self.audit_log_maxsize,
+                max_backups: self.audit_log_maxbackup,
+                max_age_days: self.audit_log_maxage,
+            },
+        }
+    }
+}
+
 /// Parses Go-style durations as kube-apiserver flags take them: `300ms`,
 /// `30s`, `5m`, `1h`.
 fn parse_duration(s: &str) -> std::result::Result<std::time::Duration, String> {
@@ -502,6 +567,10 @@ impl Config {
             access_log: true,
             etcd_count_metric_poll_period: std::time::Duration::from_secs(60),
             watch_cache: true,
+            protect: ProtectConfig {
+                tls_min_version: "VersionTLS12".into(),
+                ..ProtectConfig::default()
+            },
         }
     }
 

@@ -46,6 +46,10 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A configuration file or flag value is invalid; the message is the
+    /// whole text (upstream's where kube-apiserver has one).
+    #[error("{0}")]
+    Config(String),
     /// The store could not be opened.
     #[error("storage: {0}")]
     Storage(#[from] skein_storage::Error),

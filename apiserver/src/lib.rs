@@ -11,12 +11,14 @@
 
 pub mod admission;
 pub mod apply;
+pub mod audit;
 pub mod authz;
 pub mod cli;
 pub mod codec;
 pub mod config;
 pub mod controllers;
 pub mod csr_signer;
+pub mod encryption;
 pub mod error;
 pub mod federation;
 pub mod http;

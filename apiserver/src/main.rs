@@ -21,5 +21,6 @@ async fn main() -> anyhow::Result<()> {
         Command::Join(args) => skein_apiserver::cli::join::run(args).await,
         Command::Unjoin(args) => skein_apiserver::cli::join::unjoin(args).await,
         Command::Kubeconfig(args) => skein_apiserver::cli::kubeconfig::run(args).await,
+        Command::Storage(cmd) => skein_apiserver::cli::storage::run(cmd).await,
     }
 }

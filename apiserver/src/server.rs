@@ -56,6 +56,13 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         Some(file) => Some(http::authn::TokenAuthenticator::load(file)?),
         None => None,
     };
+    let tls_policy = http::tls_policy::TlsPolicy::from_flags(
+        &config.protect.tls_min_version,
+        &config.protect.tls_cipher_suites,
+    )
+    .map_err(Error::Config)?;
+    let auditor =
+        crate::audit::Auditor::from_options(&config.protect.audit()).map_err(Error::Config)?;
 
     let pki = Pki::load_or_create(&config.pki_dir(), &pki::serving_names(config.bind_address))?;
     let signer = crate::csr_signer::ClientSigner::new(
@@ -67,7 +74,11 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let front_proxy = http::requestheader::RequestHeader::load(&config.front_proxy)
         .await?
         .map(Arc::new);
-    let tls = http::tls::server_tls(&pki, front_proxy.as_ref().map(|f| f.ca_pem.as_slice()))?;
+    let tls = http::tls::server_tls(
+        &pki,
+        &tls_policy,
+        front_proxy.as_ref().map(|f| f.ca_pem.as_slice()),
+    )?;
 
     let requested = SocketAddr::new(config.bind_address, config.secure_port);
     let listener = TcpListener::bind(requested)
@@ -193,6 +204,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     if let Some(front_proxy) = front_proxy {
         // Outside the router's authn layer, which looks it up per request.
         app = app.layer(axum::Extension(front_proxy));
+    }
+    if let Some(auditor) = auditor {
+        // Outside the router's audit layers, which look it up per request.
+        app = app.layer(axum::Extension(auditor));
     }
     if config.access_log {
         http::access_log::enable();

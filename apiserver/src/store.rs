@@ -8,13 +8,27 @@ use skein_storage::embedded::{EmbeddedOptions, EmbeddedStore};
 use skein_storage::etcd::{EtcdOptions, EtcdStore};
 
 use crate::config::Config;
+use crate::encryption::{EncryptingStore, Encryption};
 use crate::metrics::store::MetricsStore;
 use crate::{Error, Result};
 
 /// Opens etcd when `--etcd-servers` is given, and otherwise the embedded
 /// store at `<data-dir>/store.redb` (creating the data directory); either
-/// is wrapped in the [`MetricsStore`] that times its calls.
+/// is wrapped in the [`EncryptingStore`] when `--encryption-provider-config`
+/// is given (checked before anything is opened), then in the
+/// [`MetricsStore`] that times its calls.
 pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>> {
+    let encryption = match &config.protect.encryption_provider_config {
+        Some(path) => Some(Arc::new(Encryption::load(path).map_err(Error::Config)?)),
+        None => None,
+    };
+    let wrap = |store: Arc<dyn Store>| {
+        let store = match &encryption {
+            Some(enc) => EncryptingStore::wrap(store, enc.clone()),
+            None => store,
+        };
+        MetricsStore::wrap(store)
+    };
     if config.etcd_servers.is_empty() {
         let path = config.store_path();
         std::fs::create_dir_all(&config.data_dir)
@@ -28,7 +42,7 @@ pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>> {
             },
         )
         .await?;
-        Ok(MetricsStore::wrap(store))
+        Ok(wrap(store))
     } else {
         tracing::info!(endpoints = ?config.etcd_servers, prefix = %config.etcd_prefix, "connecting to etcd");
         let store = EtcdStore::connect(EtcdOptions {
@@ -38,6 +52,6 @@ pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>> {
             ..Default::default()
         })
         .await?;
-        Ok(MetricsStore::wrap(store))
+        Ok(wrap(store))
     }
 }

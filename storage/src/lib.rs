@@ -119,6 +119,18 @@ pub trait Store: Send + Sync + 'static {
     /// (the default), leaving the periodic messages.
     fn request_progress(&self) {}
 
+    /// Whether the value stored at `key` with `mod_revision` would be
+    /// stored differently if written again now, though it reads the same
+    /// (a decorator that transforms values changed its write transformer:
+    /// a new encryption key). Callers that skip writes which change
+    /// nothing write such values anyway. Backends store bytes as given
+    /// and answer `false` (the default); decorators answer for their own
+    /// transformation and otherwise ask the store they wrap.
+    async fn needs_rewrite(&self, key: &str, mod_revision: Revision) -> Result<bool> {
+        let _ = (key, mod_revision);
+        Ok(false)
+    }
+
     /// Flushes and stops background work. Later calls fail with
     /// [`Error::Unavailable`]. Idempotent.
     async fn close(&self);

@@ -9,3 +9,4 @@ pub mod labels;
 pub mod member;
 pub mod member_kubeconfig;
 pub mod report;
+pub mod storage;

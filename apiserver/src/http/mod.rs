@@ -27,6 +27,7 @@ pub mod scale;
 pub mod status;
 pub mod subresource;
 pub mod tls;
+pub mod tls_policy;
 pub mod version;
 pub mod watch;
 

@@ -33,6 +33,7 @@ use tower::ServiceExt;
 
 use super::authn::ClientCertUser;
 use super::requestheader::FrontProxyPeer;
+use super::tls_policy::TlsPolicy;
 use crate::pki::Pki;
 use crate::{Error, Result};
 
@@ -50,10 +51,11 @@ fn bad_pem(what: &str, e: impl ToString) -> Error {
 
 /// The server's TLS configuration: the serving certificate, client
 /// certificates verified against the CA but optional, ALPN h2 and
-/// http/1.1. Uses the ring provider explicitly, so no process-wide default
-/// provider needs installing.
-pub fn server_config(pki: &Pki) -> Result<Arc<ServerConfig>> {
-    Ok(server_tls(pki, None)?.config)
+/// http/1.1, versions and suites from `policy` (`--tls-min-version`,
+/// `--tls-cipher-suites`). Uses the ring provider explicitly, so no
+/// process-wide default provider needs installing.
+pub fn server_config(pki: &Pki, policy: &TlsPolicy) -> Result<Arc<ServerConfig>> {
+    Ok(server_tls(pki, policy, None)?.config)
 }
 
 /// The TLS configuration and how a connection's client certificate is
@@ -142,8 +144,8 @@ fn roots(pem: &[u8], what: &str) -> Result<RootCertStore> {
 
 /// [`server_config`] that also accepts front-proxy certificates verified
 /// by `front_proxy_ca` (a PEM bundle) when given.
-pub fn server_tls(pki: &Pki, front_proxy_ca: Option<&[u8]>) -> Result<Tls> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
+pub fn server_tls(pki: &Pki, policy: &TlsPolicy, front_proxy_ca: Option<&[u8]>) -> Result<Tls> {
+    let provider = policy.provider.clone();
     let verifier = |roots: RootCertStore| {
         WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
             .allow_unauthenticated()
@@ -172,7 +174,7 @@ pub fn server_tls(pki: &Pki, front_proxy_ca: Option<&[u8]>) -> Result<Tls> {
         .map_err(|e| bad_pem("serving.key", e))?;
 
     let mut config = ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()?
+        .with_protocol_versions(&policy.versions)?
         .with_client_cert_verifier(handshake)
         .with_single_cert(chain, key)?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
@@ -267,7 +269,7 @@ mod tests {
     fn config_from_generated_pki() {
         let dir = tempfile::tempdir().expect("tempdir");
         let pki = Pki::load_or_create(dir.path(), &["localhost".to_string()]).expect("pki");
-        let config = server_config(&pki).expect("config");
+        let config = server_config(&pki, &TlsPolicy::default()).expect("config");
         assert_eq!(
             config.alpn_protocols,
             [b"h2".to_vec(), b"http/1.1".to_vec()]
@@ -283,7 +285,7 @@ mod tests {
 
         let dir = tempfile::tempdir().expect("tempdir");
         let pki = Pki::load_or_create(dir.path(), &["127.0.0.1".to_string()]).expect("pki");
-        let tls = server_config(&pki).expect("config");
+        let tls = server_config(&pki, &TlsPolicy::default()).expect("config");
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
 

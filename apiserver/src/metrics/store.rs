@@ -127,6 +127,10 @@ impl Store for MetricsStore {
         self.inner.request_progress();
     }
 
+    async fn needs_rewrite(&self, key: &str, mod_revision: Revision) -> Result<bool> {
+        self.inner.needs_rewrite(key, mod_revision).await
+    }
+
     async fn close(&self) {
         self.inner.close().await;
     }

@@ -278,6 +278,24 @@ impl Registry {
             .ok_or_else(|| ApiError::internal("conversion returned no object"))
     }
 
+    /// Whether a write that changes nothing must still happen because the
+    /// stored bytes are stale ([`Store::needs_rewrite`]: an old encryption
+    /// key). Dry runs never write, so never ask.
+    async fn needs_rewrite(
+        &self,
+        key: &str,
+        expected: i64,
+        dry_run: bool,
+    ) -> Result<bool, ApiError> {
+        if dry_run {
+            return Ok(false);
+        }
+        self.store
+            .needs_rewrite(key, expected)
+            .await
+            .map_err(store_error)
+    }
+
     /// Serializes an object for storage, without its resourceVersion.
     /// Upstream's JSON form ([`crate::wire::storage_bytes`]: Go field order
     /// and zero values), written without a copy of the object.
@@ -758,7 +776,10 @@ impl Registry {
         for o in [&mut old_cmp, &mut new_cmp] {
             set_meta(o, "resourceVersion", None);
         }
-        if old_cmp == new_cmp {
+        // Unless the stored bytes are stale (sealed with an old encryption
+        // key): then the write goes through, which is how
+        // `kubectl replace` re-encrypts, as upstream.
+        if old_cmp == new_cmp && !self.needs_rewrite(&key, expected, opts.dry_run).await? {
             let mut out = old.clone();
             set_meta(
                 &mut out,

@@ -69,7 +69,11 @@ pub async fn serve(args: Args) -> anyhow::Result<()> {
         &serving_names(IpAddr::V4(Ipv4Addr::LOCALHOST)),
     )
     .context("loading the PKI")?;
-    let config = tls::server_config(&pki).context("TLS config")?;
+    let config = tls::server_config(
+        &pki,
+        &skein_apiserver::http::tls_policy::TlsPolicy::default(),
+    )
+    .context("TLS config")?;
     let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
     println!("{SERVING_LINE}{}", listener.local_addr()?);
     let body = body();
