@@ -99,6 +99,8 @@ const SELECT_NS: &str = "cache-select";
 const WATCH_NS: &str = "cache-watch";
 /// Objects' JSON size as sent.
 const OBJECT_BYTES: usize = 1024;
+/// Makes created names unique.
+static NAMES: AtomicU64 = AtomicU64::new(0);
 /// ConfigMaps every namespace holds besides the bench's (the root CA
 /// publisher's `kube-root-ca.crt`).
 const ROOT_CA_CONFIGMAPS: usize = 1;
@@ -464,7 +466,8 @@ async fn measure(backend: Backend, args: &Args) -> anyhow::Result<StoreRun> {
         move |task: usize, i: u64| {
             let client = client.clone();
             async move {
-                let name = format!("{run}-{task}-{i}");
+                // Unique across warm-up and measurement (both count from 0).
+                let name = format!("{run}-{task}-{i}-{}", NAMES.fetch_add(1, Ordering::Relaxed));
                 client
                     .expect(
                         201,
