@@ -5,6 +5,7 @@
 #   hack/bench.sh storage --seconds 1  # quicker, noisier
 #   hack/bench.sh api                  # HTTPS GET/LIST/CREATE vs bare server and storage, < 1 minute
 #   hack/bench.sh api --etcd           # the same with skein on a real etcd
+#   hack/bench.sh cache                # watch cache: LIST, wrk workload, fan-out, RSS; both stores
 #   hack/bench.sh patch                # PUT vs strategic merge patch vs server-side apply
 #   hack/bench.sh patch --modes put    # only the modes the server supports
 #   hack/bench.sh members            # 50 member processes probed by one federation, ~3 minutes
@@ -17,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 case "${1:-}" in
-  api|patch|members|propagation)
+  api|cache|patch|members|propagation)
     if [[ -z "${SKEIN_BIN:-}" ]]; then
       cargo build --quiet --release -p skein-apiserver --bin skein
       target_dir="${CARGO_TARGET_DIR:-target}"

@@ -333,6 +333,56 @@ async fn metrics_need_authentication() {
     assert!(!text.contains("code=\"401\""), "{text}");
 }
 
+/// Upstream's watch cache series for Secrets: the cache is started by a
+/// first LIST, sees the three creates that follow, and a consistent LIST
+/// waits for it (`read_wait_seconds`); the gauges show its revision and
+/// window.
+#[tokio::test]
+async fn watch_cache_series_follow_the_cache_of_a_resource() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(&dir.path().join("data"), &[]).await;
+    let api = Api::new(&server);
+    let ns = "/api/v1/namespaces/default/secrets";
+    api.get(ns).await.expect(200);
+    for name in ["a", "b", "c"] {
+        api.post(ns, &secret(name)).await.expect(201);
+    }
+    let list = api.get(ns).await.expect(200);
+    assert_eq!(list["items"].as_array().map(Vec::len), Some(3), "{list}");
+    let rv: f64 = list["metadata"]["resourceVersion"]
+        .as_str()
+        .and_then(|v| v.parse().ok())
+        .expect("a resourceVersion");
+
+    let text = Api::new(&server).get("/metrics").await.text();
+    let labels = "{group=\"\",resource=\"secrets\"}";
+    for (series, want) in [
+        ("apiserver_watch_cache_initializations_total", 1.0),
+        ("apiserver_watch_cache_events_received_total", 3.0),
+        ("apiserver_watch_cache_events_dispatched_total", 3.0),
+        ("apiserver_watch_cache_resource_version", rv),
+        ("apiserver_terminated_watchers_total", 0.0),
+    ] {
+        assert_eq!(must(&text, &format!("{series}{labels}")), want, "{series}");
+    }
+    assert!(must(&text, &format!("watch_cache_capacity{labels}")) > 0.0);
+    assert!(
+        must(
+            &text,
+            &format!("apiserver_watch_cache_read_wait_seconds_count{labels}")
+        ) >= 2.0,
+        "two LISTs waited for a fresh cache"
+    );
+    assert!(
+        text.contains("# TYPE apiserver_watch_cache_events_received_total counter\n"),
+        "{text}"
+    );
+    assert!(text.contains(
+        "# HELP apiserver_watch_cache_events_received_total [ALPHA] Counter of events received \
+         in watch cache broken by resource type.\n"
+    ));
+}
+
 /// The access-log lines of a server's stderr.
 fn access_lines(server: &Server) -> Vec<String> {
     server

@@ -7,7 +7,9 @@
 //!   storage layer's `Store::create` under `/bare/<name>` (an embedded store
 //!   in its own temp dir, or the etcd backend on the run's etcd) and answers
 //!   201 with the body: the least any create endpoint must do, so its rate
-//!   is the ceiling of Skein's CREATE on this machine.
+//!   is the ceiling of Skein's CREATE on this machine;
+//! - `GET` [`LIST_PATH`] (with `--list-body`): that file's bytes, as read
+//!   once at start (a LIST response pre-encoded: the ceiling of a LIST).
 //!
 //! It runs as its own process (`bench bare-server`, started by
 //! [`BareServer::start`]) so that, like `skein serve`, it has its own Tokio
@@ -33,6 +35,8 @@ use skein_storage::etcd::{EtcdOptions, EtcdStore};
 
 /// The path the bare server answers GETs on.
 pub const PATH: &str = "/bare";
+/// The path it answers with the `--list-body` file.
+pub const LIST_PATH: &str = "/bare-list";
 /// The path prefix it stores POSTed bodies under.
 pub const STORE_PATH: &str = "/bare-store";
 /// Its body's size.
@@ -51,6 +55,9 @@ pub struct Args {
     /// an embedded store in a temp dir.
     #[arg(long)]
     etcd: Option<String>,
+    /// Answer `GET` [`LIST_PATH`] with this file's bytes.
+    #[arg(long)]
+    list_body: Option<PathBuf>,
 }
 
 /// The fixed body: a JSON object of exactly [`BODY_BYTES`] bytes.
@@ -77,6 +84,12 @@ pub async fn serve(args: Args) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
     println!("{SERVING_LINE}{}", listener.local_addr()?);
     let body = body();
+    let list_body = match &args.list_body {
+        Some(path) => {
+            Bytes::from(std::fs::read(path).with_context(|| format!("reading {}", path.display()))?)
+        }
+        None => Bytes::new(),
+    };
     let store_dir = tempfile::tempdir().context("temp dir for the bare store")?;
     // The same settings as the storage column of `bench api`.
     let store: std::sync::Arc<dyn Store> = match args.etcd {
@@ -102,6 +115,13 @@ pub async fn serve(args: Args) -> anyhow::Result<()> {
             PATH,
             get(move || {
                 let body = body.clone();
+                async move { ([("content-type", "application/json")], body) }
+            }),
+        )
+        .route(
+            LIST_PATH,
+            get(move || {
+                let body = list_body.clone();
                 async move { ([("content-type", "application/json")], body) }
             }),
         )
@@ -149,11 +169,24 @@ impl BareServer {
     ///
     /// `etcd`: the endpoint of the etcd its store uses (else embedded).
     pub fn start(pki_dir: &Path, etcd: Option<&str>) -> anyhow::Result<BareServer> {
+        Self::start_with(pki_dir, etcd, None)
+    }
+
+    /// [`BareServer::start`], also answering [`LIST_PATH`] with the bytes
+    /// of the file `list_body`.
+    pub fn start_with(
+        pki_dir: &Path,
+        etcd: Option<&str>,
+        list_body: Option<&Path>,
+    ) -> anyhow::Result<BareServer> {
         let exe = std::env::current_exe().context("the bench binary's path")?;
         let mut command = Command::new(exe);
         command.arg("bare-server").arg("--pki-dir").arg(pki_dir);
         if let Some(endpoint) = etcd {
             command.arg("--etcd").arg(endpoint);
+        }
+        if let Some(path) = list_body {
+            command.arg("--list-body").arg(path);
         }
         let mut child = command
             .stdin(Stdio::piped())

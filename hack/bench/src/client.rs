@@ -46,11 +46,15 @@ impl Protocol {
     }
 }
 
-/// The CA to trust and the client identity, from a kubeconfig.
+/// The CA to trust and the client identity, from a kubeconfig: a client
+/// certificate, or a bearer token ([`Credentials::bearer`]).
+#[derive(Clone)]
 pub struct Credentials {
     ca_pem: Vec<u8>,
-    /// Client certificate followed by its key, PEM.
-    identity_pem: Vec<u8>,
+    /// Client certificate followed by its key, PEM (none with a token).
+    identity_pem: Option<Vec<u8>>,
+    /// `Authorization: Bearer <token>` on every request.
+    token: Option<String>,
 }
 
 impl Credentials {
@@ -76,8 +80,19 @@ impl Credentials {
         identity_pem.extend(field("/users/0/user/client-key-data")?);
         Ok(Credentials {
             ca_pem,
-            identity_pem,
+            identity_pem: Some(identity_pem),
+            token: None,
         })
+    }
+
+    /// The same CA, authenticating with a bearer `token` instead of the
+    /// client certificate.
+    pub fn bearer(&self, token: &str) -> Credentials {
+        Credentials {
+            ca_pem: self.ca_pem.clone(),
+            identity_pem: None,
+            token: Some(token.to_owned()),
+        }
     }
 
     /// A rustls client configuration trusting only the CA and presenting
@@ -89,19 +104,25 @@ impl Credentials {
                 .add(cert.context("the CA certificate")?)
                 .context("adding the CA")?;
         }
-        let chain = rustls_pemfile::certs(&mut self.identity_pem.as_slice())
-            .collect::<Result<Vec<_>, _>>()
-            .context("the client certificate")?;
-        let key = rustls_pemfile::private_key(&mut self.identity_pem.as_slice())
-            .context("the client key")?
-            .context("no client key in the kubeconfig")?;
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        let builder = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .context("TLS versions")?
-            .with_root_certificates(roots)
-            .with_client_auth_cert(chain, key)
-            .context("the client identity")?;
+            .with_root_certificates(roots);
+        let mut config = match &self.identity_pem {
+            Some(identity_pem) => {
+                let chain = rustls_pemfile::certs(&mut identity_pem.as_slice())
+                    .collect::<Result<Vec<_>, _>>()
+                    .context("the client certificate")?;
+                let key = rustls_pemfile::private_key(&mut identity_pem.as_slice())
+                    .context("the client key")?
+                    .context("no client key in the kubeconfig")?;
+                builder
+                    .with_client_auth_cert(chain, key)
+                    .context("the client identity")?
+            }
+            None => builder.with_no_client_auth(),
+        };
         config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
         Ok(config)
     }
@@ -125,6 +146,8 @@ struct Inner {
     addr: std::net::SocketAddr,
     tls: tokio_rustls::TlsConnector,
     connections: Connections,
+    /// The `Authorization` header, with a bearer token.
+    authorization: Option<http::HeaderValue>,
 }
 
 /// A whole response.
@@ -170,11 +193,19 @@ impl Https {
             Protocol::Http1 => (&[b"http/1.1"], Connections::Http1(Mutex::new(Vec::new()))),
         };
         let tls = tokio_rustls::TlsConnector::from(Arc::new(credentials.tls(alpn)?));
+        let authorization = match &credentials.token {
+            Some(token) => Some(
+                http::HeaderValue::try_from(format!("Bearer {token}"))
+                    .context("the bearer token")?,
+            ),
+            None => None,
+        };
         Ok(Https {
             inner: Arc::new(Inner {
                 addr,
                 tls,
                 connections,
+                authorization,
             }),
         })
     }
@@ -206,6 +237,9 @@ impl Https {
         let mut request = Request::builder()
             .method(method.clone())
             .header("accept", "application/json");
+        if let Some(value) = &self.inner.authorization {
+            request = request.header("authorization", value.clone());
+        }
         let body = match body {
             Some((content_type, bytes)) => {
                 request = request.header("content-type", content_type);
@@ -221,19 +255,7 @@ impl Https {
                     .version(Version::HTTP_2)
                     .body(Full::new(body))
                     .with_context(context)?;
-                let sender = cell
-                    .get_or_try_init(|| async {
-                        let io = self.connect().await?;
-                        let (sender, connection) = http2::Builder::new(TokioExecutor::new())
-                            .initial_stream_window_size(4 << 20)
-                            .initial_connection_window_size(1 << 30)
-                            .handshake(io)
-                            .await
-                            .context("the HTTP/2 handshake")?;
-                        tokio::spawn(connection);
-                        anyhow::Ok(sender)
-                    })
-                    .await?;
+                let sender = self.h2(cell).await?;
                 sender
                     .clone()
                     .send_request(request)
@@ -269,6 +291,52 @@ impl Https {
             }
         };
         Reply::read(response, &method, path).await
+    }
+
+    /// The HTTP/2 connection in `cell`, opened on first use.
+    async fn h2<'a>(
+        &self,
+        cell: &'a tokio::sync::OnceCell<http2::SendRequest<Full<Bytes>>>,
+    ) -> anyhow::Result<&'a http2::SendRequest<Full<Bytes>>> {
+        cell.get_or_try_init(|| async {
+            let io = self.connect().await?;
+            let (sender, connection) = http2::Builder::new(TokioExecutor::new())
+                .initial_stream_window_size(4 << 20)
+                .initial_connection_window_size(1 << 30)
+                .handshake(io)
+                .await
+                .context("the HTTP/2 handshake")?;
+            tokio::spawn(connection);
+            anyhow::Ok(sender)
+        })
+        .await
+    }
+
+    /// `GET path` over HTTP/2, returning the status and the body as it
+    /// streams (for watches). HTTP/2 clients only.
+    pub async fn stream(&self, path: &str) -> anyhow::Result<(StatusCode, hyper::body::Incoming)> {
+        let Connections::H2(cell) = &self.inner.connections else {
+            anyhow::bail!("GET {path}: streaming needs an HTTP/2 client");
+        };
+        let mut request = Request::builder()
+            .method(Method::GET)
+            .header("accept", "application/json")
+            .uri(format!("https://{}{path}", self.inner.addr))
+            .version(Version::HTTP_2);
+        if let Some(value) = &self.inner.authorization {
+            request = request.header("authorization", value.clone());
+        }
+        let request = request
+            .body(Full::new(Bytes::new()))
+            .with_context(|| format!("GET {path}"))?;
+        let sender = self.h2(cell).await?;
+        let response = sender
+            .clone()
+            .send_request(request)
+            .await
+            .with_context(|| format!("GET {path}"))?;
+        let (parts, body) = response.into_parts();
+        Ok((parts.status, body))
     }
 
     /// [`Https::send`], failing unless the status is `expected`; returns the

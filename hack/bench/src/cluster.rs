@@ -26,6 +26,11 @@ pub struct Skein {
 impl Skein {
     /// Starts Skein on a temp data dir; on etcd when `etcd`.
     pub async fn start(etcd: bool) -> anyhow::Result<Skein> {
+        Self::start_with(etcd, &[]).await
+    }
+
+    /// [`Skein::start`] with `flags` added to `skein serve`.
+    pub async fn start_with(etcd: bool, flags: &[String]) -> anyhow::Result<Skein> {
         let bin = skein_binary()?;
         eprintln!("  skein binary: {}", bin.display());
         let etcd = if etcd {
@@ -42,6 +47,7 @@ impl Skein {
         if let Some(etcd) = &etcd {
             extra.push(format!("--etcd-servers={}", etcd.endpoint()));
         }
+        extra.extend(flags.iter().cloned());
         let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
         let server = Server::start(&dir.path().join("skein"), &extra).await;
         let credentials = Credentials::from_kubeconfig(&server.kubeconfig())?;

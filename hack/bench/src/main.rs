@@ -10,6 +10,9 @@
 //!   and GET/CREATE of a custom resource with CEL rules beside the Secrets.
 //! - `bench patch`: PUT vs strategic-merge-patch vs server-side apply of
 //!   Deployments against a real `skein serve`.
+//! - `bench cache`: the watch cache's figures (LIST vs a bare server of
+//!   the same bytes, the wrk workload, selector LIST, watch fan-out, RSS per
+//!   object) on both stores in one run.
 //! - `bench members`: one federation probing 50 member processes.
 //! - `bench propagation`: one federation fanning Deployments out to 3 and
 //!   10 member processes.
@@ -21,6 +24,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod api;
 mod bare;
+mod cache;
 mod client;
 mod cluster;
 mod custom;
@@ -50,6 +54,12 @@ enum Command {
     /// at concurrency 64, beside a bare axum/rustls server and the storage
     /// layer's create rate. Needs `$SKEIN_BIN` (hack/bench.sh sets it).
     Api(api::Args),
+    /// The watch cache on both stores in one run: LIST of 1,000 Secrets vs
+    /// a bare server of the same bytes, the wrk workload (c = 16 HTTP/1.1,
+    /// bearer token, 1,000 ConfigMaps), LIST by label selector (10 of
+    /// 10,000), 1,000 watchers under 500 writes/s, RSS per object. Needs
+    /// `$SKEIN_BIN`.
+    Cache(cache::Args),
     /// PUT vs strategic-merge-patch vs server-side apply of 4 KiB
     /// Deployments on a real `skein serve` at concurrency 16. Needs
     /// `$SKEIN_BIN` (hack/bench.sh sets it).
@@ -77,6 +87,7 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Storage(args) => runtime.block_on(storage::run(args)),
         Command::Api(args) => runtime.block_on(api::run(args)),
+        Command::Cache(args) => runtime.block_on(cache::run(args)),
         Command::Patch(args) => runtime.block_on(patch::run(args)),
         Command::Members(args) => runtime.block_on(members::run(args)),
         Command::Propagation(args) => runtime.block_on(propagation::run(args)),

@@ -25,6 +25,8 @@
 //!   idle prefix catches up with the store's current revision at once
 //!   (consistent reads from cache).
 //! - A watcher never blocks the reflector: see [`watchers`].
+//! - Each cache records upstream's `apiserver_watch_cache_*` series for its
+//!   group and resource (parsed from the prefix) in [`crate::metrics`].
 //! - No lock is held across an `.await`; every lock is a short, synchronous
 //!   critical section (the state mutex).
 //!
@@ -130,6 +132,18 @@ impl Cacher {
     }
 }
 
+/// The group (empty for the core group) and resource of a cache prefix
+/// `/registry/<group>/<resource>/`; empty strings for other prefixes.
+fn group_resource(prefix: &str) -> (&str, &str) {
+    let mut parts = prefix
+        .strip_prefix("/registry/")
+        .unwrap_or_default()
+        .split('/');
+    let group = parts.next().unwrap_or_default();
+    let resource = parts.next().unwrap_or_default();
+    (if group == "core" { "" } else { group }, resource)
+}
+
 /// Locks `m`, recovering from poisoning (the state stays consistent: every
 /// critical section is a handful of infallible map and queue operations).
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -180,6 +194,7 @@ pub struct WatchCache {
     config: CacheConfig,
     state: Mutex<State>,
     revision: watch::Sender<Revision>,
+    metrics: crate::metrics::WatchCacheMetrics,
 }
 
 impl std::fmt::Debug for WatchCache {
@@ -193,7 +208,13 @@ impl std::fmt::Debug for WatchCache {
 
 impl WatchCache {
     fn new(prefix: &str, store: Arc<dyn Store>, config: CacheConfig) -> WatchCache {
+        let (group, resource) = group_resource(prefix);
+        let metrics = crate::metrics::global().watch_cache(group, resource);
+        metrics
+            .capacity
+            .set(i64::try_from(config.capacity).unwrap_or(i64::MAX));
         WatchCache {
+            metrics,
             prefix: prefix.to_string(),
             store,
             state: Mutex::new(State {
@@ -243,6 +264,15 @@ impl WatchCache {
     /// progress, at most [`CacheConfig::fresh_timeout`]. Returns whether it
     /// does.
     pub async fn wait_for(&self, revision: Revision) -> bool {
+        let started = tokio::time::Instant::now();
+        let fresh = self.wait_for_inner(revision).await;
+        self.metrics
+            .read_wait
+            .observe(started.elapsed().as_secs_f64());
+        fresh
+    }
+
+    async fn wait_for_inner(&self, revision: Revision) -> bool {
         let deadline = tokio::time::Instant::now() + self.config.fresh_timeout;
         let mut step = Duration::from_millis(5);
         loop {

@@ -99,6 +99,8 @@ impl WatchCache {
         state.revision = revision;
         state.watchers.close_all();
         drop(state);
+        self.metrics.initializations.inc();
+        self.record_revision(revision);
         self.revision.send_replace(revision);
     }
 
@@ -115,7 +117,14 @@ impl WatchCache {
                 if event.prev.is_none() {
                     event.prev = before.map(|e| e.kv.clone());
                 }
+                self.metrics.events_received.inc();
+                let slow = state.watchers.closed_slow;
                 state.watchers.event(&event);
+                self.metrics.events_dispatched.inc();
+                let closed = state.watchers.closed_slow - slow;
+                if closed > 0 {
+                    self.metrics.terminated_watchers.inc_by(closed);
+                }
                 state.ring.push(event);
                 rev
             }
@@ -132,6 +141,15 @@ impl WatchCache {
         };
         state.revision = revision;
         drop(state);
+        self.record_revision(revision);
         self.revision.send_replace(revision);
+    }
+
+    /// Sets `apiserver_watch_cache_resource_version` (the 15 least
+    /// significant digits, as upstream).
+    fn record_revision(&self, revision: skein_storage::Revision) {
+        self.metrics
+            .resource_version
+            .set(revision.rem_euclid(1_000_000_000_000_000));
     }
 }
