@@ -171,7 +171,7 @@ async fn a_host_user_reaches_the_federation_through_the_apiservice() {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains(&format!("{PREFIX}")), "{text}");
+    assert!(text.contains(PREFIX), "{text}");
     assert!(text.contains("token: carol-token"), "{text}");
     let config = dir.path().join("carol-federation.kubeconfig");
     std::fs::write(&config, text.as_bytes()).expect("write");
