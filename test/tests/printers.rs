@@ -352,7 +352,8 @@ fn cases() -> Vec<Case> {
             &[
                 ("NAME", Is("v1beta1.printers.example.com")),
                 ("SERVICE", Is("printers/printers-api")),
-                ("AVAILABLE", Is("Unknown")),
+                // The aggregator's availability check: no such Service.
+                ("AVAILABLE", Is("False (ServiceNotFound)")),
                 ("AGE", Age),
             ],
         ),

@@ -426,13 +426,15 @@ pub async fn publish_authentication(
     }
 }
 
-/// How often every APIService's availability is checked.
+/// How often every APIService's availability is checked (and at once
+/// when one changes).
 const AVAILABILITY_PERIOD: Duration = Duration::from_secs(5);
 
 /// Keeps the `Available` condition of every APIService true to what its
 /// backend answers (see the module docs).
 pub fn spawn_availability(aggregator: Arc<Aggregator>) {
     tokio::spawn(async move {
+        let mut changes = aggregator.apiservices.subscribe();
         aggregator.apiservices.synced().await;
         loop {
             for apiservice in aggregator.apiservices.list(|_| true) {
@@ -443,7 +445,17 @@ pub fn spawn_availability(aggregator: Arc<Aggregator>) {
                     tracing::debug!(error = %e, "writing an APIService's Available condition");
                 }
             }
-            tokio::time::sleep(AVAILABILITY_PERIOD).await;
+            // Again after the period, or at once when an APIService
+            // changes (a new one is checked within moments; the status
+            // writes above only happen on a change, so this settles).
+            tokio::select! {
+                () = tokio::time::sleep(AVAILABILITY_PERIOD) => {}
+                changed = changes.recv() => {
+                    if let Err(tokio::sync::broadcast::error::RecvError::Closed) = changed {
+                        tokio::time::sleep(AVAILABILITY_PERIOD).await;
+                    }
+                }
+            }
         }
     });
 }
