@@ -108,9 +108,16 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     };
     let accounts = crate::controllers::account_cache::AccountCache::new();
     let admission = crate::admission::with_service_accounts(admission, accounts.clone());
+    // One set of watch caches for every registry of the process.
+    let cacher = config.watch_cache.then(|| {
+        crate::registry::cache::Cacher::new(
+            store.clone(),
+            crate::registry::cache::CacheConfig::default(),
+        )
+    });
     // RBAC objects are read through a plain registry (no admission needed
     // to read), so the escalation check can sit in the admission chain.
-    let authorizer = authorizer(&config, &store);
+    let authorizer = authorizer(&config, &store, cacher.as_ref());
     let mut admission = admission;
     admission.chain =
         admission
@@ -120,11 +127,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             )));
     let allocator = admission.services.clone();
     let mut registry = crate::registry::Registry::new(store.clone()).with_admission(admission);
-    if config.watch_cache {
-        registry = registry.with_watch_cache(crate::registry::cache::Cacher::new(
-            store.clone(),
-            crate::registry::cache::CacheConfig::default(),
-        ));
+    if let Some(cacher) = &cacher {
+        registry = registry.with_watch_cache(cacher.clone());
     }
     if config.role == Role::ControlPlane {
         registry = registry.with_dry_run_hook(crate::federation::preview::hook(
@@ -231,10 +235,15 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
 fn authorizer(
     config: &Config,
     store: &Arc<dyn skein_storage::Store>,
+    cacher: Option<&Arc<crate::registry::cache::Cacher>>,
 ) -> (crate::authz::Authorizer, Option<crate::authz::RbacCache>) {
     let modes = config.authorization_mode.clone();
     let rbac = if modes.contains(&crate::authz::Mode::Rbac) {
-        crate::authz::RbacCache::start(&crate::registry::Registry::new(store.clone()))
+        let mut registry = crate::registry::Registry::new(store.clone());
+        if let Some(cacher) = cacher {
+            registry = registry.with_watch_cache(cacher.clone());
+        }
+        crate::authz::RbacCache::start(&registry)
     } else {
         None
     };

@@ -89,6 +89,39 @@ pub struct EtcdStore {
     /// Bumped by [`Store::request_progress`]: every watch task sends etcd a
     /// progress request.
     progress_requests: tokio::sync::watch::Sender<u64>,
+    /// Whether the server orders requested progress notifications after
+    /// the events they cover (see [`progress_requests_are_ordered`]); when
+    /// not, no progress is ever requested.
+    progress_safe: bool,
+    /// The version the server reported at connect (empty if it did not).
+    server_version: String,
+}
+
+/// Whether an etcd server of `version` answers `RequestProgress` only
+/// after every event up to the revision it reports has been sent on the
+/// stream. Older servers send the answer on a side channel that can
+/// overtake pending events (etcd issue 15220, fixed in 3.4.25 and 3.5.8),
+/// and until 3.4.31 and 3.5.13 may never answer on a new watch (etcd issue
+/// 17507): a watch cache trusting such an answer skips events. The
+/// thresholds are the ones kube-apiserver requires before it uses
+/// progress requests. Unparsable versions count as old.
+pub fn progress_requests_are_ordered(version: &str) -> bool {
+    let mut parts = version
+        .trim()
+        .trim_start_matches('v')
+        .split(['.', '-', '+'])
+        .map(|p| p.parse::<u64>().ok());
+    let (Some(Some(major)), Some(Some(minor)), Some(Some(patch))) =
+        (parts.next(), parts.next(), parts.next())
+    else {
+        return false;
+    };
+    match (major, minor) {
+        (3, 4) => patch >= 31,
+        (3, 5) => patch >= 13,
+        (3, m) => m > 5,
+        (m, _) => m > 3,
+    }
 }
 
 impl EtcdStore {
@@ -112,12 +145,27 @@ impl EtcdStore {
         let kv_client = client
             .kv_client()
             .max_decoding_message_size(opts.max_response_bytes);
+        let version =
+            match tokio::time::timeout(opts.connect_timeout, client.clone().status()).await {
+                Ok(Ok(status)) => status.version().to_string(),
+                _ => String::new(),
+            };
+        let progress_safe = progress_requests_are_ordered(&version);
+        if !progress_safe {
+            tracing::info!(
+                etcd_version = %version,
+                "etcd answers progress requests out of order with events (needs 3.4.31+ or \
+                 3.5.13+); watch caches serve consistent reads from etcd"
+            );
+        }
         let store = Arc::new(EtcdStore {
             client,
             kv_client,
             opts,
             compactor: std::sync::Mutex::new(None),
             progress_requests: tokio::sync::watch::Sender::new(0),
+            progress_safe,
+            server_version: version,
         });
         // Fail fast if no endpoint answers.
         store.current_revision().await?;
@@ -128,6 +176,12 @@ impl EtcdStore {
             }
         }
         Ok(store)
+    }
+
+    /// The etcd version the server reported at connect; empty if it did
+    /// not answer the status call.
+    pub fn server_version(&self) -> &str {
+        &self.server_version
     }
 
     fn full(&self, key: &str) -> String {
@@ -454,6 +508,7 @@ impl Store for EtcdStore {
         }
         let prefix = self.opts.prefix.clone();
         let interval = self.opts.progress_interval;
+        let ask = self.progress_safe;
         let (tx, rx) = tokio::sync::mpsc::channel::<Result<WatchMessage>>(256);
         let mut asked = self.progress_requests.subscribe();
         asked.mark_unchanged();
@@ -464,13 +519,13 @@ impl Store for EtcdStore {
                 tokio::select! {
                     _ = tx.closed() => return,
                     // The store (its sender) is gone: the periodic tick remains.
-                    Ok(()) = asked.changed() => {
+                    Ok(()) = asked.changed(), if ask => {
                         if sender.request_progress().await.is_err() {
                             let _ = tx.send(Err(Error::Unavailable("etcd watch ended".into()))).await;
                             return;
                         }
                     }
-                    _ = tick.tick() => {
+                    _ = tick.tick(), if ask => {
                         if sender.request_progress().await.is_err() {
                             let _ = tx.send(Err(Error::Unavailable("etcd watch ended".into()))).await;
                             return;
@@ -518,9 +573,12 @@ impl Store for EtcdStore {
         }
     }
 
-    fn request_progress(&self) {
-        self.progress_requests
-            .send_modify(|n| *n = n.wrapping_add(1));
+    fn request_progress(&self) -> bool {
+        if self.progress_safe {
+            self.progress_requests
+                .send_modify(|n| *n = n.wrapping_add(1));
+        }
+        self.progress_safe
     }
 
     async fn current_revision(&self) -> Result<Revision> {

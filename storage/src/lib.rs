@@ -115,9 +115,15 @@ pub trait Store: Send + Sync + 'static {
     /// learns the store's revision without waiting for its periodic
     /// progress message: a watch cache waiting for a consistent read calls
     /// this. A hint only: it never fails, a watch that is replaying or has
-    /// undelivered events may answer later, and a backend may do nothing
-    /// (the default), leaving the periodic messages.
-    fn request_progress(&self) {}
+    /// undelivered events may answer later.
+    ///
+    /// Returns whether the backend answers such requests, each answer
+    /// ordered after the events it covers. `false` (the default) means no
+    /// answer will come beyond the periodic messages: a reader that needs
+    /// the current revision must read the store.
+    fn request_progress(&self) -> bool {
+        false
+    }
 
     /// Whether the value stored at `key` with `mod_revision` would be
     /// stored differently if written again now, though it reads the same

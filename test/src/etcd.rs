@@ -126,6 +126,11 @@ impl Etcd {
                 .arg(&token)
                 .arg("--logger")
                 .arg("zap")
+                // Periodic progress for idle watches, as kube-apiserver's
+                // etcd runs with (5 s there): before 3.4.31/3.5.13 Skein
+                // never asks for progress (etcd issue 15220), and these
+                // are ordered with the events.
+                .arg("--experimental-watch-progress-notify-interval=2s")
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::from(log))

@@ -383,6 +383,78 @@ async fn watch_cache_series_follow_the_cache_of_a_resource() {
     ));
 }
 
+/// However many clients watch, the store holds one watch per resource:
+/// the watch cache's (`skein_storage_watches{type}`), and none over every
+/// key (the garbage collector reads through the caches too). Every watcher
+/// still gets each change.
+#[tokio::test]
+async fn store_watches_are_one_per_resource_whatever_the_watchers() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(&dir.path().join("data"), &[]).await;
+    let api = Api::new(&server);
+    let client = server.client(true);
+    let mut watches = Vec::new();
+    for i in 0..12 {
+        let path = if i % 3 == 0 {
+            "/api/v1/configmaps?watch=1"
+        } else {
+            "/api/v1/namespaces/default/configmaps?watch=1"
+        };
+        let r = client
+            .get(server.url(path))
+            .send()
+            .await
+            .expect("start a watch");
+        assert_eq!(r.status(), 200, "{path}");
+        watches.push(r);
+    }
+    api.post(
+        "/api/v1/namespaces/default/configmaps",
+        &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "seen-by-all"}}),
+    )
+    .await
+    .expect(201);
+    for (i, w) in watches.iter_mut().enumerate() {
+        let mut got = String::new();
+        while !got.contains("seen-by-all") {
+            let chunk = tokio::time::timeout(Duration::from_secs(10), w.chunk())
+                .await
+                .unwrap_or_else(|_| panic!("watch {i} got no event in 10 s: {got}"))
+                .expect("read the watch")
+                .unwrap_or_else(|| panic!("watch {i} ended: {got}"));
+            got.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        assert!(got.starts_with("{\"type\":\"ADDED\""), "watch {i}: {got}");
+    }
+    let text = api.get("/metrics").await.text();
+    assert_eq!(
+        must(&text, "skein_storage_watches{type=\"configmaps\"}"),
+        1.0,
+        "one store watch for twelve watchers"
+    );
+    let per_type: Vec<(&str, f64)> = text
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("skein_storage_watches{type=\"")?;
+            let (kind, value) = rest.split_once("\"} ")?;
+            Some((kind, value.trim().parse().ok()?))
+        })
+        .collect();
+    assert!(
+        per_type.len() > 10,
+        "the caches of every resource: {per_type:?}"
+    );
+    for (kind, n) in &per_type {
+        assert!(*n <= 1.0, "{n} store watches of {kind:?}: {per_type:?}");
+    }
+    assert_eq!(
+        value(&text, "skein_storage_watches{type=\"\"}").unwrap_or(0.0),
+        0.0,
+        "no store watch of every key"
+    );
+    drop(watches);
+}
+
 /// The access-log lines of a server's stderr.
 fn access_lines(server: &Server) -> Vec<String> {
     server

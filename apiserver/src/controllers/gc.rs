@@ -1,8 +1,10 @@
 //! The ownerReference garbage collector.
 //!
-//! It keeps an index of every object's owners (built from one list of
-//! everything, then kept up to date from a watch of everything) and acts on
-//! three situations, as upstream's garbage collector:
+//! It keeps an index of every object's owners (built from the watch cache
+//! of every resource, then kept up to date from their watches; without the
+//! cache, from one list and one watch of everything) and acts on three
+//! situations, as upstream's garbage collector (owners and dependents are
+//! read live before anything is deleted: the index may lag):
 //! - an owner is gone: dependents all of whose owners are gone are deleted
 //!   (Background); dangling references to it are removed from dependents
 //!   that still have other owners;
@@ -118,7 +120,7 @@ pub async fn run(registry: Registry) {
 }
 
 async fn run_once(registry: &Registry) -> Result<(), ApiError> {
-    let (objects, revision) = registry.list_all().await?;
+    let (objects, mut changes) = registry.observe_all().await?;
     let mut graph = Graph::default();
     for (res, header) in objects {
         let uid = header.uid.clone();
@@ -134,7 +136,6 @@ async fn run_once(registry: &Registry) -> Result<(), ApiError> {
     for (uid, node) in deleting {
         handle_deleting_owner(registry, &graph, &uid, &node).await;
     }
-    let mut changes = registry.watch_all(revision).await?;
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
         tokio::select! {
@@ -151,14 +152,14 @@ async fn run_once(registry: &Registry) -> Result<(), ApiError> {
                         }
                         // A new object whose owners are all gone is garbage.
                         if !node.owners.is_empty() && node.owners.iter().all(|o| !graph.nodes.contains_key(o)) {
-                            collect_dependent(registry, &graph, &uid, &node, None).await;
+                            collect_dependent(registry, &uid, &node).await;
                         }
                     }
                     (None, Some(prev)) => {
                         let uid = prev.uid;
                         let gone = graph.remove(&uid);
                         for (duid, dnode) in graph.dependents_of(&uid) {
-                            collect_dependent(registry, &graph, &duid, &dnode, Some(&uid)).await;
+                            collect_dependent(registry, &duid, &dnode).await;
                         }
                         // An owner waiting in foreground may now be free.
                         if let Some(gone) = gone {
@@ -189,37 +190,79 @@ async fn run_once(registry: &Registry) -> Result<(), ApiError> {
     }
 }
 
-/// A dependent one of whose owners (`gone`, or all) disappeared.
-async fn collect_dependent(
-    registry: &Registry,
-    graph: &Graph,
-    uid: &str,
-    node: &Node,
-    gone: Option<&str>,
-) {
-    let alive: Vec<&String> = node
-        .owners
-        .iter()
-        .filter(|o| graph.nodes.contains_key(*o))
-        .collect();
-    let result = if alive.is_empty() {
+/// A dependent one of whose owners disappeared from the index (or, for a
+/// new object, none of whose owners is in it). The index is fed by one
+/// watch per resource, so it may lag one resource behind another (an owner
+/// not seen yet, a dependent's orphaning not seen yet): before acting, the
+/// dependent is read again and each of its owners is looked up live, as
+/// upstream's collector verifies owners before deleting.
+async fn collect_dependent(registry: &Registry, uid: &str, node: &Node) {
+    match verify_and_collect(registry, uid, node).await {
+        Ok(true) => tracing::debug!(uid, name = %node.name, "garbage collected"),
+        Ok(false) => {}
+        Err(e) if e.reason() == "NotFound" || e.reason() == "Conflict" => {}
+        Err(e) => tracing::warn!(name = %node.name, error = %e, "garbage collection failed"),
+    }
+}
+
+/// Deletes the dependent if every owner it names now is gone, or removes
+/// the references to the gone ones if some remain. Returns whether it
+/// changed anything.
+async fn verify_and_collect(registry: &Registry, uid: &str, node: &Node) -> Result<bool, ApiError> {
+    let current = registry.get(&node.res, &node.namespace, &node.name).await?;
+    if object::uid(&current) != uid {
+        return Ok(false);
+    }
+    let refs = object::owner_refs(&current);
+    let mut gone = Vec::new();
+    for r in &refs {
+        if !owner_exists(registry, &node.namespace, r).await {
+            gone.push(
+                r.get("uid")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+            );
+        }
+    }
+    if gone.is_empty() {
+        return Ok(false);
+    }
+    if gone.len() == refs.len() {
         let opts = DeleteOptions {
             propagation: Some(Propagation::Background),
+            precondition_uid: Some(uid.to_string()),
+            precondition_rv: object::meta_str(&current, "resourceVersion").map(str::to_string),
             ..DeleteOptions::default()
         };
         registry
             .delete(&node.res, &node.namespace, &node.name, &opts)
-            .await
-            .map(|_| ())
-    } else if let Some(gone) = gone {
-        remove_owner_ref(registry, node, gone).await
+            .await?;
     } else {
-        Ok(())
+        for owner in &gone {
+            remove_owner_ref(registry, node, owner).await?;
+        }
+    }
+    Ok(true)
+}
+
+/// Whether the owner `reference` names (in `namespace` when it is
+/// namespaced) exists with the referenced uid, read live. An unknown kind
+/// or a different uid is absent, as upstream; a failed read counts as
+/// present (nothing is deleted on doubt).
+async fn owner_exists(registry: &Registry, namespace: &str, reference: &Value) -> bool {
+    let field = |f: &str| reference.get(f).and_then(Value::as_str).unwrap_or_default();
+    let (group, version) = match field("apiVersion").split_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", field("apiVersion")),
     };
-    match result {
-        Ok(()) => tracing::debug!(uid, name = %node.name, "garbage collected"),
-        Err(e) if e.reason() == "NotFound" => {}
-        Err(e) => tracing::warn!(name = %node.name, error = %e, "garbage collection failed"),
+    let Some(res) = crate::registry::resource::by_kind(group, version, field("kind")) else {
+        return false;
+    };
+    let ns = if res.namespaced { namespace } else { "" };
+    match registry.get(&res, ns, field("name")).await {
+        Ok(owner) => object::uid(&owner) == field("uid"),
+        Err(e) => e.reason() != "NotFound",
     }
 }
 

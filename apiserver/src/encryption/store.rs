@@ -131,8 +131,8 @@ impl Store for EncryptingStore {
         self.inner.current_revision().await
     }
 
-    fn request_progress(&self) {
-        self.inner.request_progress();
+    fn request_progress(&self) -> bool {
+        self.inner.request_progress()
     }
 
     /// Stale when the stored value at `mod_revision` was sealed by another

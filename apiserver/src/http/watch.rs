@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::AppState;
 use super::query::Query;
 use super::status::ApiError;
-use crate::registry::watch::{WatchItem, WatchQuery};
+use crate::registry::watch::{WatchItem, WatchLine, WatchQuery};
 use crate::registry::{Filter, ResourceInfo};
 
 /// Serves `GET …?watch=1`.
@@ -48,7 +48,17 @@ pub async fn serve(
         .map_or(Duration::from_secs(1800), |t| {
             Duration::from_secs(t.unsigned_abs())
         });
-    let items = state.registry.watch(res, ns, query).await?;
+    // Without a Table, changes come encoded once for all their watchers.
+    let lines = if tables.is_some() {
+        state
+            .registry
+            .watch(res, ns, query)
+            .await?
+            .map(WatchLine::Item)
+            .boxed()
+    } else {
+        state.registry.watch_lines(res, ns, query).await?
+    };
     let res = res.clone();
     let shutdown = state.shutdown_signal();
     let deadline = tokio::time::sleep(timeout);
@@ -58,26 +68,30 @@ pub async fn serve(
             () = deadline => {},
         }
     });
-    let lines = items
+    let body = lines
         .take_until(stopped)
-        .scan(false, |errored, item| {
+        .scan(false, |errored, line| {
             // Stop after an ERROR event.
             if *errored {
                 return futures::future::ready(None);
             }
-            *errored = matches!(item, WatchItem::Error(_));
-            futures::future::ready(Some(item))
+            *errored = matches!(line, WatchLine::Item(WatchItem::Error(_)));
+            futures::future::ready(Some(line))
         })
-        .map(move |item| {
+        .map(move |line| {
+            let item = match line {
+                WatchLine::Encoded(bytes) => return Ok::<_, std::convert::Infallible>(bytes),
+                WatchLine::Item(item) => item,
+            };
             let (kind, mut object) = event_json(&res, item);
             if let Some(t) = tables.as_mut()
                 && kind != "BOOKMARK"
             {
                 object = t.event_object(&object, time::OffsetDateTime::now_utc());
             }
-            Ok::<_, std::convert::Infallible>(crate::wire::event(kind, &object))
+            Ok(bytes::Bytes::from(crate::wire::event(kind, &object)))
         });
-    let mut response = (StatusCode::OK, Body::from_stream(lines)).into_response();
+    let mut response = (StatusCode::OK, Body::from_stream(body)).into_response();
     let h = response.headers_mut();
     h.insert(
         header::CONTENT_TYPE,

@@ -219,6 +219,7 @@ pub struct Metrics {
     cache_capacity: Family<CacheLabels, Gauge>,
     cache_read_wait: HistogramFamily<CacheLabels>,
     cache_terminated: Family<CacheLabels, Counter>,
+    storage_watches: Family<EtcdType, Gauge>,
 }
 
 /// The process-wide metrics.
@@ -246,6 +247,7 @@ impl Metrics {
             cache_capacity: Family::default(),
             cache_read_wait: Family::new_with_constructor(read_wait_histogram),
             cache_terminated: Family::default(),
+            storage_watches: Family::default(),
         };
         // Both kinds are always reported, as upstream sets both each time.
         for kind in [MUTATING, READ_ONLY] {
@@ -336,6 +338,12 @@ impl Metrics {
             "apiserver_terminated_watchers",
             "[ALPHA] Counter of watchers closed due to unresponsiveness broken by resource type",
             m.cache_terminated.clone(),
+        );
+        registry.register(
+            "skein_storage_watches",
+            "Number of watches open on the storage backend (etcd or the embedded store) \
+             broken out by the type of the watched prefix (empty for a watch of every resource)",
+            m.storage_watches.clone(),
         );
         registry.register_collector(Box::new(process::ProcessCollector::new()));
         Metrics { registry, ..m }
@@ -433,6 +441,11 @@ impl Metrics {
                 kind: EtcdType(kind),
             })
             .observe(elapsed.as_secs_f64());
+    }
+
+    /// The gauge of open store watches of `kind` (a storage `type` label).
+    pub fn storage_watches(&self, kind: &'static str) -> Gauge {
+        self.storage_watches.get_or_create(&EtcdType(kind)).clone()
     }
 
     /// Marks a deprecated API as requested

@@ -9,7 +9,9 @@
 //! `/registry/<group>/<resource>/…` layout; keys outside it (the
 //! controllers' list of everything) are `type=""`. `watch`, `compact`,
 //! `current_revision` and `close` pass through untimed: upstream does not
-//! time them either.
+//! time them either. Open watches are counted instead, on
+//! `skein_storage_watches{type}` (Skein's own series: how many store
+//! watches the watch caches and controllers hold).
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
@@ -59,6 +61,72 @@ pub fn key_type(key: &str) -> &'static str {
     };
     let map: &HashMap<(&str, &str), &'static str> = &QUALIFIED;
     map.get(&(group, plural)).copied().unwrap_or("")
+}
+
+/// The `type` label of a watched prefix: [`key_type`]'s, or for a custom
+/// resource (`/registry/<group>/<plural>/`) `plural.group`, interned once
+/// per resource; `""` for a prefix of several resources.
+fn watch_type(prefix: &str) -> &'static str {
+    let known = key_type(prefix);
+    if !known.is_empty() {
+        return known;
+    }
+    let Some(rest) = prefix.strip_prefix("/registry/") else {
+        return "";
+    };
+    let mut parts = rest.split('/');
+    let (Some(group), Some(plural)) = (parts.next(), parts.next()) else {
+        return "";
+    };
+    if group.is_empty() || plural.is_empty() {
+        return "";
+    }
+    static INTERNED: LazyLock<std::sync::Mutex<std::collections::HashSet<&'static str>>> =
+        LazyLock::new(Default::default);
+    let name = format!("{plural}.{group}");
+    let mut interned = INTERNED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(known) = interned.get(name.as_str()) {
+        return known;
+    }
+    // Leaked once per custom resource: label values outlive any registry.
+    let leaked: &'static str = Box::leak(name.into_boxed_str());
+    interned.insert(leaked);
+    leaked
+}
+
+/// One open store watch on `skein_storage_watches`: counted from its
+/// creation until it is dropped.
+struct Open(prometheus_client::metrics::gauge::Gauge);
+
+impl Open {
+    fn new(gauge: prometheus_client::metrics::gauge::Gauge) -> Open {
+        gauge.inc();
+        Open(gauge)
+    }
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}
+
+/// A store watch stream, counted while it lives.
+struct Counted {
+    inner: WatchStream,
+    /// Decrements the gauge when the stream is dropped.
+    _open: Open,
+}
+
+impl futures::Stream for Counted {
+    type Item = <WatchStream as futures::Stream>::Item;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        self.inner.as_mut().poll_next(cx)
+    }
 }
 
 fn observe(operation: &'static str, key: &str, start: Instant) {
@@ -112,7 +180,11 @@ impl Store for MetricsStore {
     }
 
     async fn watch(&self, prefix: &str, after_revision: Revision) -> Result<WatchStream> {
-        self.inner.watch(prefix, after_revision).await
+        let stream = self.inner.watch(prefix, after_revision).await?;
+        Ok(Box::pin(Counted {
+            inner: stream,
+            _open: Open::new(super::global().storage_watches(watch_type(prefix))),
+        }))
     }
 
     async fn compact(&self, revision: Revision) -> Result<()> {
@@ -123,8 +195,8 @@ impl Store for MetricsStore {
         self.inner.current_revision().await
     }
 
-    fn request_progress(&self) {
-        self.inner.request_progress();
+    fn request_progress(&self) -> bool {
+        self.inner.request_progress()
     }
 
     async fn needs_rewrite(&self, key: &str, mod_revision: Revision) -> Result<bool> {

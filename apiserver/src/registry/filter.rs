@@ -47,6 +47,27 @@ impl Filter {
         self.label.is_none() && self.field.is_none()
     }
 
+    /// Whether an object with `attrs` passes; `None` when the field
+    /// selector names a field `attrs` lacks (the caller decodes the object
+    /// and asks [`Filter::matches`]).
+    pub fn matches_attrs(&self, attrs: &Attrs) -> Option<bool> {
+        if let Some(l) = &self.label
+            && !l.matches(&attrs.labels)
+        {
+            return Some(false);
+        }
+        let Some(f) = &self.field else {
+            return Some(true);
+        };
+        if f.requirements()
+            .iter()
+            .any(|r| attrs.field(&r.field).is_none())
+        {
+            return None;
+        }
+        Some(f.matches(|name| attrs.field(name).flatten()))
+    }
+
     /// Whether `obj` (of kind `res`) passes.
     pub fn matches(&self, res: &ResourceInfo, obj: &Value) -> bool {
         if let Some(l) = &self.label
@@ -58,5 +79,42 @@ impl Filter {
             Some(f) => fields::matches(res.group, res.kind, f, obj),
             None => true,
         }
+    }
+}
+
+/// What selectors read of one object, parsed once (the watch cache keeps it
+/// beside the object's bytes): its labels and the values of its kind's
+/// selectable fields.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Attrs {
+    labels: std::collections::BTreeMap<String, String>,
+    fields: Vec<(&'static str, Option<String>)>,
+}
+
+impl Attrs {
+    /// The attributes of `obj`, an object of `res` (a built-in kind;
+    /// custom resources' selectable fields are not precomputed).
+    pub fn of(res: &ResourceInfo, obj: &Value) -> Attrs {
+        let names = if res.custom.is_some() {
+            &["metadata.name", "metadata.namespace"][..]
+        } else {
+            fields::supported(res.group, res.version, res.kind)
+        };
+        Attrs {
+            labels: object::labels(obj),
+            fields: names
+                .iter()
+                .map(|f| (*f, fields::value(res.group, res.kind, obj, f)))
+                .collect(),
+        }
+    }
+
+    /// A selectable field's value: `None` when not precomputed, else as
+    /// [`fields::value`] gives it.
+    fn field(&self, name: &str) -> Option<Option<String>> {
+        self.fields
+            .iter()
+            .find(|(f, _)| *f == name)
+            .map(|(_, v)| v.clone())
     }
 }

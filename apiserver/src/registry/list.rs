@@ -8,6 +8,7 @@ use skein_storage::{Error as StoreError, ListOptions};
 use std::sync::Arc;
 
 use super::cache::index::Entry;
+use super::filter::Attrs;
 use super::{Filter, Registry, ResourceInfo, key, store_error};
 use crate::status::ApiError;
 
@@ -362,6 +363,18 @@ impl Registry {
             if q.filter.is_empty() && !decode_all {
                 entries.push((entry, None));
                 continue;
+            }
+            if !decode_all {
+                // Selectors read the attributes parsed once per version of
+                // the object, not the decoded object.
+                let attrs =
+                    entry.attrs(|| Registry::decode(&entry.kv).ok().map(|o| Attrs::of(res, &o)));
+                if let Some(pass) = attrs.and_then(|a| q.filter.matches_attrs(a)) {
+                    if pass {
+                        entries.push((entry, None));
+                    }
+                    continue;
+                }
             }
             let obj = Registry::decode(&entry.kv)?;
             if q.filter.matches(res, &obj) {

@@ -8,12 +8,14 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::{StreamExt, stream};
 use serde_json::Value;
 use skein_storage::{Error as StoreError, EventKind, WatchMessage, WatchStream};
 
-use super::cache::CacheWatch;
+use super::cache::{CacheMessage, CacheWatch, CachedEvent};
+use super::filter::Attrs;
 use super::object::Header;
 use super::{Filter, Registry, ResourceInfo, key, list::ListQuery, store_error};
 use crate::status::{ApiError, Cause};
@@ -54,6 +56,17 @@ pub enum WatchItem {
     Error(ApiError),
 }
 
+/// One item of a watch as a response sends it: an item still to encode,
+/// or its JSON line (`{"type":…,"object":…}` and a newline) already
+/// encoded, shared with every other watcher of the same change.
+#[derive(Clone, Debug)]
+pub enum WatchLine {
+    /// To encode.
+    Item(WatchItem),
+    /// Encoded as upstream encodes a JSON watch event.
+    Encoded(Bytes),
+}
+
 fn too_old(requested: i64, compacted: i64) -> ApiError {
     ApiError::expired(format!(
         "too old resource version: {requested} ({compacted})"
@@ -72,7 +85,7 @@ impl Registry {
         if let Some(custom) = res.custom.clone() {
             let api_version = res.api_version;
             return Ok(self
-                .watch_stored(res, ns, q)
+                .watch_items(res, ns, q)
                 .await?
                 .then(move |item| {
                     let custom = custom.clone();
@@ -90,11 +103,11 @@ impl Registry {
                 .boxed());
         }
         let Some((stored, c)) = super::converted(res)? else {
-            return self.watch_stored(res, ns, q).await;
+            return self.watch_items(res, ns, q).await;
         };
         let convert = c.from_storage;
         Ok(self
-            .watch_stored(&stored, ns, q)
+            .watch_items(&stored, ns, q)
             .await?
             .map(move |item| match item {
                 WatchItem::Added(o) => WatchItem::Added(convert(o)),
@@ -105,12 +118,51 @@ impl Registry {
             .boxed())
     }
 
-    async fn watch_stored(
+    /// As [`Registry::watch`], with changes already encoded as JSON lines
+    /// where no per-watcher work is left (a resource served in its storage
+    /// version, not a custom resource): each change is then decoded and
+    /// encoded once for all its watchers.
+    pub async fn watch_lines(
+        &self,
+        res: &Arc<ResourceInfo>,
+        ns: Option<&str>,
+        q: WatchQuery,
+    ) -> Result<BoxStream<'static, WatchLine>, ApiError> {
+        if res.custom.is_some() || super::converted(res)?.is_some() {
+            return Ok(self.watch(res, ns, q).await?.map(WatchLine::Item).boxed());
+        }
+        self.watch_stored(res, ns, q, Some(res.api_version)).await
+    }
+
+    /// The stored resource's watch, as items.
+    async fn watch_items(
         &self,
         res: &Arc<ResourceInfo>,
         ns: Option<&str>,
         q: WatchQuery,
     ) -> Result<BoxStream<'static, WatchItem>, ApiError> {
+        Ok(self
+            .watch_stored(res, ns, q, None)
+            .await?
+            .filter_map(|line| {
+                futures::future::ready(match line {
+                    WatchLine::Item(item) => Some(item),
+                    // Not asked for (`encode` is `None`).
+                    WatchLine::Encoded(_) => None,
+                })
+            })
+            .boxed())
+    }
+
+    /// The stored resource's watch; changes encoded for `encode` (an API
+    /// version) when given, else as items.
+    async fn watch_stored(
+        &self,
+        res: &Arc<ResourceInfo>,
+        ns: Option<&str>,
+        q: WatchQuery,
+        encode: Option<&'static str>,
+    ) -> Result<BoxStream<'static, WatchLine>, ApiError> {
         let rv = q.resource_version.clone().unwrap_or_default();
         if let Some(send) = q.send_initial_events {
             let mut causes = Vec::new();
@@ -161,6 +213,7 @@ impl Registry {
             res: res.clone(),
             filter: q.filter,
             bookmarks: q.allow_bookmarks,
+            encode,
             queue,
             events,
             done: false,
@@ -183,14 +236,14 @@ impl Registry {
         res: &ResourceInfo,
         prefix: &str,
         after: i64,
-    ) -> Result<WatchStream, ApiError> {
+    ) -> Result<Source, ApiError> {
         let from_store = async || match self.store.watch(prefix, after).await {
             Ok(s) => Ok(s),
             Err(StoreError::Compacted { compacted, .. }) => Err(too_old(after, compacted)),
             Err(e) => Err(store_error(e)),
         };
         let Some(cacher) = &self.cache else {
-            return from_store().await;
+            return from_store().await.map(Source::Store);
         };
         let cache = cacher.cache(&key::prefix(res, None));
         cache.wait_for(1).await;
@@ -204,12 +257,93 @@ impl Registry {
             None
         };
         match cache.watch(prefix, after) {
-            CacheWatch::Stream(s) => Ok(s),
+            CacheWatch::Stream(s) => Ok(Source::Cache(s)),
             CacheWatch::TooOld { requested, oldest } => Err(too_old(requested, oldest)),
+            CacheWatch::CatchUp { listed_at } => {
+                let store = match probe {
+                    Some(s) => s,
+                    None => from_store().await?,
+                };
+                // The hand-over waits for an event or progress past the
+                // cache's list; ask for progress so an idle prefix hands
+                // over at once where the store can answer.
+                self.store.request_progress();
+                Ok(Source::CatchUp {
+                    store,
+                    cache,
+                    prefix: prefix.to_string(),
+                    listed_at,
+                })
+            }
             CacheWatch::Delegate => match probe {
-                Some(s) => Ok(s),
-                None => from_store().await,
+                Some(s) => Ok(Source::Store(s)),
+                None => from_store().await.map(Source::Store),
             },
+        }
+    }
+}
+
+/// Where a watch's changes come from.
+enum Source {
+    /// The store's own watch.
+    Store(WatchStream),
+    /// The watch cache (changes shared with its other watchers).
+    Cache(BoxStream<'static, CacheMessage>),
+    /// A watch from before the cache's list: the store's watch up to the
+    /// revision the cache listed at, then the cache's. The store watch is
+    /// dropped at the hand-over, so a late watcher costs the store a watch
+    /// only while it catches up.
+    CatchUp {
+        store: WatchStream,
+        cache: Arc<super::cache::WatchCache>,
+        prefix: String,
+        listed_at: i64,
+    },
+}
+
+impl Source {
+    async fn next(&mut self) -> Option<Result<CacheMessage, StoreError>> {
+        loop {
+            let (cache, prefix, listed_at) = match self {
+                Source::Store(s) => {
+                    return Some(s.next().await?.map(|m| match m {
+                        WatchMessage::Event(e) => {
+                            CacheMessage::Event(Arc::new(CachedEvent::new(e)))
+                        }
+                        WatchMessage::Progress(r) => CacheMessage::Progress(r),
+                    }));
+                }
+                Source::Cache(s) => return s.next().await.map(Ok),
+                Source::CatchUp {
+                    store,
+                    cache,
+                    prefix,
+                    listed_at,
+                } => match store.next().await? {
+                    Err(e) => return Some(Err(e)),
+                    Ok(WatchMessage::Event(e)) if e.revision() <= *listed_at => {
+                        return Some(Ok(CacheMessage::Event(Arc::new(CachedEvent::new(e)))));
+                    }
+                    Ok(WatchMessage::Progress(r)) if r < *listed_at => {
+                        return Some(Ok(CacheMessage::Progress(r)));
+                    }
+                    // Every change up to the cache's list has been sent:
+                    // the cache has the rest (this message included).
+                    Ok(_) => (cache.clone(), prefix.clone(), *listed_at),
+                },
+            };
+            *self = match cache.watch(&prefix, listed_at) {
+                CacheWatch::Stream(s) => Source::Cache(s),
+                CacheWatch::TooOld { requested, oldest } => {
+                    return Some(Err(StoreError::Compacted {
+                        requested,
+                        compacted: oldest,
+                    }));
+                }
+                // The cache relisted meanwhile: end the watch, as the
+                // cache ends its own watchers' then; the client re-watches.
+                CacheWatch::CatchUp { .. } | CacheWatch::Delegate => return None,
+            };
         }
     }
 }
@@ -218,81 +352,123 @@ struct State {
     res: std::sync::Arc<ResourceInfo>,
     filter: Filter,
     bookmarks: bool,
+    /// Encode changes for this API version (see [`WatchLine::Encoded`]).
+    encode: Option<&'static str>,
     queue: VecDeque<WatchItem>,
-    events: WatchStream,
+    events: Source,
     done: bool,
 }
 
 impl State {
-    async fn next(&mut self) -> Option<WatchItem> {
+    async fn next(&mut self) -> Option<WatchLine> {
         loop {
             if let Some(item) = self.queue.pop_front() {
-                return Some(item);
+                return Some(WatchLine::Item(item));
             }
             if self.done {
                 return None;
             }
-            match self.events.next().await {
+            let item = match self.events.next().await {
                 None => return None,
                 Some(Err(StoreError::Compacted {
                     requested,
                     compacted,
                 })) => {
                     self.done = true;
-                    return Some(WatchItem::Error(too_old(requested, compacted)));
+                    WatchItem::Error(too_old(requested, compacted))
                 }
                 Some(Err(e)) => {
                     self.done = true;
-                    return Some(WatchItem::Error(store_error(e)));
+                    WatchItem::Error(store_error(e))
                 }
-                Some(Ok(WatchMessage::Progress(revision))) => {
-                    if self.bookmarks {
-                        return Some(WatchItem::Bookmark {
-                            revision,
-                            initial_events_end: false,
-                        });
+                Some(Ok(CacheMessage::Progress(revision))) => {
+                    if !self.bookmarks {
+                        continue;
+                    }
+                    WatchItem::Bookmark {
+                        revision,
+                        initial_events_end: false,
                     }
                 }
-                Some(Ok(WatchMessage::Event(event))) => {
-                    if let Some(item) = self.classify(event) {
-                        return Some(item);
-                    }
-                }
+                Some(Ok(CacheMessage::Event(event))) => match self.classify(&event) {
+                    Some(line) => return Some(line),
+                    None => continue,
+                },
+            };
+            return Some(WatchLine::Item(item));
+        }
+    }
+
+    /// What this watcher sends for `change`, if anything. Selector
+    /// attributes and the encoded line come from the change's shared memo:
+    /// computed once for every watcher of the change.
+    fn classify(&self, change: &CachedEvent) -> Option<WatchLine> {
+        let event = &change.event;
+        let res = &self.res;
+        let attrs_of =
+            |kv: &skein_storage::KeyValue| Registry::decode(kv).ok().map(|o| Attrs::of(res, &o));
+        let prev_matches = match &event.prev {
+            None => false,
+            Some(prev) => self.passes(prev, || change.previous_attrs(|| attrs_of(prev))),
+        };
+        let (event_type, source) = match event.kind {
+            EventKind::Put => {
+                let matches = self.passes(&event.kv, || change.attrs(|| attrs_of(&event.kv)));
+                let event_type = match (prev_matches, matches) {
+                    (false, true) => "ADDED",
+                    (true, true) => "MODIFIED",
+                    (true, false) => "DELETED",
+                    (false, false) => return None,
+                };
+                (event_type, &event.kv)
+            }
+            EventKind::Delete if prev_matches => ("DELETED", event.prev.as_ref()?),
+            EventKind::Delete => return None,
+        };
+        let object = || {
+            let mut object = Registry::decode(source).ok()?;
+            if event.kind == EventKind::Delete {
+                // The deleted object carries the deletion's revision.
+                super::object::set_meta(
+                    &mut object,
+                    "resourceVersion",
+                    Some(Value::String(event.kv.mod_revision.to_string())),
+                );
+            }
+            Some(object)
+        };
+        match self.encode {
+            Some(api_version) => change
+                .line(event_type, api_version, || {
+                    object().map(|o| crate::wire::event(event_type, &o))
+                })
+                .map(WatchLine::Encoded),
+            None => {
+                let object = object()?;
+                Some(WatchLine::Item(match event_type {
+                    "ADDED" => WatchItem::Added(object),
+                    "MODIFIED" => WatchItem::Modified(object),
+                    _ => WatchItem::Deleted(object),
+                }))
             }
         }
     }
 
-    fn classify(&self, event: skein_storage::WatchEvent) -> Option<WatchItem> {
-        let decode = |kv: &skein_storage::KeyValue| Registry::decode(kv).ok();
-        let prev = event.prev.as_ref().and_then(decode);
-        let prev_matches = prev
-            .as_ref()
-            .is_some_and(|p| self.filter.matches(&self.res, p));
-        match event.kind {
-            EventKind::Put => {
-                let obj = decode(&event.kv)?;
-                let matches = self.filter.matches(&self.res, &obj);
-                match (prev_matches, matches) {
-                    (false, true) => Some(WatchItem::Added(obj)),
-                    (true, true) => Some(WatchItem::Modified(obj)),
-                    (true, false) => Some(WatchItem::Deleted(obj)),
-                    (false, false) => None,
-                }
-            }
-            EventKind::Delete => {
-                let mut last = prev?;
-                if !prev_matches {
-                    return None;
-                }
-                // The deleted object carries the deletion's revision.
-                super::object::set_meta(
-                    &mut last,
-                    "resourceVersion",
-                    Some(Value::String(event.kv.mod_revision.to_string())),
-                );
-                Some(WatchItem::Deleted(last))
-            }
+    /// Whether the object stored as `kv` passes the filter, from its
+    /// shared attributes (`attrs`) when they answer, else decoded. An
+    /// object that cannot be decoded passes no selector.
+    fn passes<'a>(
+        &self,
+        kv: &skein_storage::KeyValue,
+        attrs: impl FnOnce() -> Option<&'a Attrs>,
+    ) -> bool {
+        if self.filter.is_empty() {
+            return true;
         }
+        if let Some(pass) = attrs().and_then(|a| self.filter.matches_attrs(a)) {
+            return pass;
+        }
+        Registry::decode(kv).is_ok_and(|o| self.filter.matches(&self.res, &o))
     }
 }
 
@@ -334,10 +510,28 @@ impl Registry {
         page.items.iter().map(Registry::decode).collect()
     }
 
-    /// The header of every object of every resource, read at one revision.
-    pub async fn list_all(
+    /// The header of every object of every stored resource, and every
+    /// change after it (for controllers that watch everything, such as
+    /// the garbage collector). Errors end the stream (`Err` items); the
+    /// caller starts again.
+    ///
+    /// With the watch cache on, each resource is read from its cache and
+    /// watched through it (each at its cache's revision): the store holds
+    /// no watch for this beyond the caches' own. Without it, one store
+    /// list per resource at one revision and one store watch of every key.
+    pub async fn observe_all(
         &self,
-    ) -> Result<(Vec<(std::sync::Arc<ResourceInfo>, Header)>, i64), ApiError> {
+    ) -> Result<(Vec<(Arc<ResourceInfo>, Header)>, Changes), ApiError> {
+        match &self.cache {
+            Some(cacher) => observe_cached(cacher).await,
+            None => {
+                let (objects, revision) = self.list_all().await?;
+                Ok((objects, self.watch_all(revision).await?))
+            }
+        }
+    }
+
+    async fn list_all(&self) -> Result<(Vec<(Arc<ResourceInfo>, Header)>, i64), ApiError> {
         let revision = self.store.current_revision().await.map_err(store_error)?;
         let mut out = Vec::new();
         for res in super::resource::stored() {
@@ -351,21 +545,13 @@ impl Registry {
                 .await
                 .map_err(store_error)?;
             for kv in &page.items {
-                let header = Header::decode(&kv.value).ok_or_else(|| {
-                    ApiError::internal(format!("stored object {} is corrupt", kv.key))
-                })?;
-                out.push((res.clone(), header));
+                out.push((res.clone(), header_of(kv)?));
             }
         }
         Ok((out, revision))
     }
 
-    /// Every change to any object after `after`. Errors end the stream
-    /// (`Err` items); the caller relists.
-    pub async fn watch_all(
-        &self,
-        after: i64,
-    ) -> Result<BoxStream<'static, Result<Change, ApiError>>, ApiError> {
+    async fn watch_all(&self, after: i64) -> Result<Changes, ApiError> {
         let events = match self.store.watch(key::ALL, after).await {
             Ok(s) => s,
             Err(StoreError::Compacted { compacted, .. }) => return Err(too_old(after, compacted)),
@@ -378,19 +564,80 @@ impl Registry {
                     Ok(WatchMessage::Progress(_)) => None,
                     Ok(WatchMessage::Event(event)) => {
                         let res = resource_of_key(&event.kv.key)?;
-                        let previous = event.prev.as_ref().and_then(|kv| Header::decode(&kv.value));
-                        let object = match event.kind {
-                            EventKind::Put => Header::decode(&event.kv.value),
-                            EventKind::Delete => None,
-                        };
-                        Some(Ok(Change {
-                            res,
-                            object,
-                            previous,
-                        }))
+                        Some(Ok(change_of(res, &event)))
                     }
                 }
             })
             .boxed())
     }
+}
+
+/// The changes of [`Registry::observe_all`].
+pub type Changes = BoxStream<'static, Result<Change, ApiError>>;
+
+fn header_of(kv: &skein_storage::KeyValue) -> Result<Header, ApiError> {
+    Header::decode(&kv.value)
+        .ok_or_else(|| ApiError::internal(format!("stored object {} is corrupt", kv.key)))
+}
+
+fn change_of(res: Arc<ResourceInfo>, event: &skein_storage::WatchEvent) -> Change {
+    let previous = event.prev.as_ref().and_then(|kv| Header::decode(&kv.value));
+    let object = match event.kind {
+        EventKind::Put => Header::decode(&event.kv.value),
+        EventKind::Delete => None,
+    };
+    Change {
+        res,
+        object,
+        previous,
+    }
+}
+
+/// [`Registry::observe_all`] through the watch caches.
+async fn observe_cached(
+    cacher: &super::cache::Cacher,
+) -> Result<(Vec<(Arc<ResourceInfo>, Header)>, Changes), ApiError> {
+    let mut objects = Vec::new();
+    let mut streams = Vec::new();
+    for res in super::resource::stored() {
+        let prefix = key::prefix(&res, None);
+        let cache = cacher.cache(&prefix);
+        let snapshot = match cache.wait_for(1).await {
+            true => cache.snapshot(&prefix, None),
+            false => None,
+        };
+        let Some(snapshot) = snapshot else {
+            return Err(ApiError::unavailable(format!(
+                "the watch cache of {} has not listed yet",
+                res.qualified()
+            )));
+        };
+        for entry in &snapshot.items {
+            objects.push((res.clone(), header_of(&entry.kv)?));
+        }
+        let CacheWatch::Stream(events) = cache.watch(&prefix, snapshot.revision) else {
+            return Err(ApiError::unavailable(format!(
+                "the watch cache of {} moved past its own snapshot",
+                res.qualified()
+            )));
+        };
+        let name = res.qualified();
+        let ended = stream::once(async move {
+            Err(ApiError::unavailable(format!(
+                "the watch cache of {name} closed the watch"
+            )))
+        });
+        streams.push(
+            events
+                .filter_map(move |m| {
+                    futures::future::ready(match m {
+                        CacheMessage::Event(e) => Some(Ok(change_of(res.clone(), &e.event))),
+                        CacheMessage::Progress(_) => None,
+                    })
+                })
+                .chain(ended)
+                .boxed(),
+        );
+    }
+    Ok((objects, stream::select_all(streams).boxed()))
 }

@@ -294,10 +294,11 @@ impl Store for EmbeddedStore {
         Ok(self.shared.revision.load(Ordering::Acquire))
     }
 
-    fn request_progress(&self) {
+    fn request_progress(&self) -> bool {
         self.shared
             .progress_requests
             .send_modify(|n| *n = n.wrapping_add(1));
+        true
     }
 
     async fn close(&self) {

@@ -9,6 +9,8 @@ use std::sync::{Arc, OnceLock};
 use bytes::Bytes;
 use skein_storage::{EventKind, KeyValue, WatchEvent};
 
+use crate::registry::filter::Attrs;
+
 /// One cached object: its stored pair and, once a list asked for it, its
 /// encoding as a list item (so later lists splice bytes instead of
 /// re-encoding). A new version of the object is a new entry, so the
@@ -19,6 +21,8 @@ pub struct Entry {
     pub kv: KeyValue,
     /// The list-item encoding and the API version it was made for.
     encoded: OnceLock<(&'static str, Bytes)>,
+    /// What selectors read, once a selector asked (`None`: undecodable).
+    attrs: OnceLock<Option<Attrs>>,
 }
 
 impl Entry {
@@ -27,7 +31,14 @@ impl Entry {
         Entry {
             kv,
             encoded: OnceLock::new(),
+            attrs: OnceLock::new(),
         }
+    }
+
+    /// The object's selector attributes: computed by `parse` the first
+    /// time, then kept (`None` if `parse` could not).
+    pub fn attrs(&self, parse: impl FnOnce() -> Option<Attrs>) -> Option<&Attrs> {
+        self.attrs.get_or_init(parse).as_ref()
     }
 
     /// The object's list-item encoding for `api_version`: the one made

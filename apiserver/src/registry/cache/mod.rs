@@ -13,17 +13,28 @@
 //!   client re-watches and gets a continuous stream or a 410, never a gap).
 //! - The [`index`] maps each live key to an [`index::Entry`]: its
 //!   stored pair (`Arc`, bytes shared as `bytes::Bytes`) and, once a list
-//!   asked for it, its JSON list-item encoding, which later lists splice
-//!   (`Registry::list_encoded`). Selectors are evaluated by the registry on
-//!   the decoded objects, outside the cache's lock.
-//! - The [`ring`] holds the last [`CacheConfig::capacity`] events, each
-//!   with its revision, previous pair and new pair.
+//!   asked for them, its JSON list-item encoding, which later lists splice
+//!   (`Registry::list_encoded`), and its selector attributes (labels and
+//!   selectable fields, `registry::filter::Attrs`), which later selector
+//!   lists read instead of decoding the object. Both are computed outside
+//!   the cache's lock.
+//! - The [`ring`] holds the last [`CacheConfig::capacity`] events, each an
+//!   `Arc<`[`CachedEvent`]`>` (revision, previous pair, new pair) shared by
+//!   every watcher it concerns, with a memo of its selector attributes and
+//!   of its encoded response lines: a change is decoded and encoded once,
+//!   whatever the number of watchers (`Registry::watch_lines`).
 //! - [`WatchCache::revision`] is the revision the cache reflects: every
 //!   change up to it is in the index. It advances on events and on the
 //!   store's progress messages; [`WatchCache::wait_fresh`] asks the store
 //!   for progress ([`skein_storage::Store::request_progress`]) so that an
 //!   idle prefix catches up with the store's current revision at once
-//!   (consistent reads from cache).
+//!   (consistent reads from cache). A store that cannot answer such
+//!   requests in order with its events (etcd before 3.4.31/3.5.13) is never
+//!   asked: consistent reads then go to the store, as upstream's.
+//! - The store must deliver events in revision order and never report
+//!   progress past an event it has not delivered. An event at or below the
+//!   cache's revision breaks that promise: the cache warns, closes its
+//!   watchers and relists rather than keep a wrong index.
 //! - A watcher never blocks the reflector: see [`watchers`].
 //! - Each cache records upstream's `apiserver_watch_cache_*` series for its
 //!   group and resource (parsed from the prefix) in [`crate::metrics`].
@@ -33,6 +44,7 @@
 //! What reads the cache serves, and which go to the store, is the
 //! registry's decision (`registry/list.rs`, `registry/watch.rs`).
 
+pub mod event;
 pub mod index;
 pub mod reflector;
 pub mod ring;
@@ -46,12 +58,22 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use futures::StreamExt;
-use skein_storage::{Revision, Store, WatchMessage, WatchStream};
+use futures::stream::BoxStream;
+use skein_storage::{Revision, Store};
 use tokio::sync::watch;
+
+pub use event::CachedEvent;
+pub use watchers::CacheMessage;
 
 use index::Index;
 use ring::{Miss, Ring};
 use watchers::Watchers;
+
+/// How long a read waits for the cache to reach a revision when the store
+/// cannot be asked for progress (etcd before 3.4.31/3.5.13): long enough for
+/// events already sent, short enough that a revision of another resource
+/// costs little before the store is read.
+const UNASSISTED_WAIT: Duration = Duration::from_millis(100);
 
 /// Tunables of the watch caches.
 #[derive(Clone, Debug)]
@@ -174,7 +196,7 @@ pub enum CacheWatch {
     /// Served by the cache: the ring's events after the revision, then live
     /// ones. The stream ends (without error) when the watcher falls behind
     /// its buffer or the cache relists.
-    Stream(WatchStream),
+    Stream(BoxStream<'static, CacheMessage>),
     /// The window no longer holds the revision: upstream's 410.
     TooOld {
         /// The revision asked for.
@@ -182,8 +204,15 @@ pub enum CacheWatch {
         /// The oldest revision the window starts after.
         oldest: Revision,
     },
-    /// The cache cannot tell (the revision predates its list, or it has not
-    /// listed yet): ask the store.
+    /// The revision predates the cache's list: the store holds the events
+    /// up to `listed_at`, the cache those after it (see
+    /// `Registry::events`, which reads the first from the store and then
+    /// hands over to the cache).
+    CatchUp {
+        /// The revision the cache listed at.
+        listed_at: Revision,
+    },
+    /// The cache has not listed yet: ask the store.
     Delegate,
 }
 
@@ -256,6 +285,11 @@ impl WatchCache {
     /// Errors: the store's, reading its current revision.
     pub async fn wait_fresh(&self) -> skein_storage::Result<bool> {
         let current = self.store.current_revision().await?;
+        if self.revision() < current && !self.store.request_progress() {
+            // No ordered progress to wait for: an idle prefix would never
+            // catch up. Read the store, as upstream does on such an etcd.
+            return Ok(false);
+        }
         self.wait_for(current).await;
         Ok(self.revision() >= current)
     }
@@ -273,7 +307,8 @@ impl WatchCache {
     }
 
     async fn wait_for_inner(&self, revision: Revision) -> bool {
-        let deadline = tokio::time::Instant::now() + self.config.fresh_timeout;
+        let started = tokio::time::Instant::now();
+        let deadline = started + self.config.fresh_timeout;
         let mut step = Duration::from_millis(5);
         loop {
             if self.revision() >= revision.max(1) {
@@ -283,7 +318,17 @@ impl WatchCache {
             if now >= deadline {
                 return false;
             }
-            self.store.request_progress();
+            let deadline = if self.store.request_progress() || self.revision() == 0 {
+                // (Before its first list the cache waits for that list.)
+                deadline
+            } else {
+                // Only events can move the cache: wait briefly for those
+                // already on their way, then let the caller read the store.
+                deadline.min(started + UNASSISTED_WAIT)
+            };
+            if now >= deadline {
+                return false;
+            }
             if self.wait_until(revision, step.min(deadline - now)).await {
                 return true;
             }
@@ -333,7 +378,11 @@ impl WatchCache {
             Err(Miss::Evicted { requested, oldest }) => {
                 return CacheWatch::TooOld { requested, oldest };
             }
-            Err(Miss::BeforeList) => return CacheWatch::Delegate,
+            Err(Miss::BeforeList) => {
+                return CacheWatch::CatchUp {
+                    listed_at: state.ring.listed_at(),
+                };
+            }
         };
         // Registered under the same lock the backlog was read under: the
         // watcher sees each event after `after` exactly once.
@@ -343,9 +392,8 @@ impl WatchCache {
         let live =
             futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|m| (m, rx)) });
         CacheWatch::Stream(
-            futures::stream::iter(backlog.into_iter().map(WatchMessage::Event))
+            futures::stream::iter(backlog.into_iter().map(CacheMessage::Event))
                 .chain(live)
-                .map(Ok)
                 .boxed(),
         )
     }

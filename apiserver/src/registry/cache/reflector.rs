@@ -13,7 +13,7 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use skein_storage::{Error as StoreError, ListOptions, Store, WatchMessage};
+use skein_storage::{Error as StoreError, EventKind, ListOptions, Revision, Store, WatchMessage};
 
 use super::index::Index;
 use super::ring::Ring;
@@ -22,6 +22,15 @@ use super::{WatchCache, lock};
 /// Backoff bounds after a store failure.
 const BACKOFF_MIN: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(2);
+
+/// An event the store delivered after reporting progress past it.
+#[derive(Debug)]
+pub(super) struct LateEvent {
+    /// The event's revision.
+    event: Revision,
+    /// The revision the cache had reached.
+    cache: Revision,
+}
 
 /// Starts `cache`'s reflector on the current Tokio runtime.
 pub(super) fn spawn(cache: &Arc<WatchCache>) {
@@ -73,7 +82,19 @@ async fn run(cache: Weak<WatchCache>, store: Arc<dyn Store>, prefix: String) {
             let msg = stream.next().await;
             let Some(c) = cache.upgrade() else { return };
             match msg {
-                Some(Ok(m)) => c.apply(m),
+                Some(Ok(m)) => {
+                    if let Err(late) = c.apply(m) {
+                        tracing::warn!(
+                            %prefix,
+                            event_revision = late.event,
+                            cache_revision = late.cache,
+                            "watch cache: the store delivered an event older than \
+                             progress it had reported; relisting"
+                        );
+                        need_list = true;
+                        break;
+                    }
+                }
                 Some(Err(StoreError::Compacted { .. })) => {
                     need_list = true;
                     break;
@@ -105,13 +126,30 @@ impl WatchCache {
     }
 
     /// Applies one message of the store watch.
-    fn apply(&self, msg: WatchMessage) {
+    ///
+    /// Errors: an event at or below the revision the cache already
+    /// reflects (the store reported progress past it, or replayed it): the
+    /// index may miss it, so the caller must relist.
+    fn apply(&self, msg: WatchMessage) -> Result<(), LateEvent> {
         let mut state = lock(&self.state);
         let revision = match msg {
             WatchMessage::Event(mut event) => {
                 let rev = event.revision();
                 if rev <= state.revision {
-                    return;
+                    let held = state.index.get(&event.kv.key);
+                    let known = match event.kind {
+                        EventKind::Put => held.is_some_and(|e| e.kv.mod_revision >= rev),
+                        EventKind::Delete => held.is_none_or(|e| e.kv.mod_revision > rev),
+                    };
+                    if known || rev <= state.ring.listed_at() {
+                        // A replay of what the index already holds (or of
+                        // history before the list): nothing to do.
+                        return Ok(());
+                    }
+                    return Err(LateEvent {
+                        event: rev,
+                        cache: state.revision,
+                    });
                 }
                 let before = state.index.apply(&event);
                 if event.prev.is_none() {
@@ -119,6 +157,7 @@ impl WatchCache {
                 }
                 self.metrics.events_received.inc();
                 let slow = state.watchers.closed_slow;
+                let event = std::sync::Arc::new(super::event::CachedEvent::new(event));
                 state.watchers.event(&event);
                 self.metrics.events_dispatched.inc();
                 let closed = state.watchers.closed_slow - slow;
@@ -134,7 +173,7 @@ impl WatchCache {
                 let rev = rev.max(state.revision);
                 state.watchers.progress(rev, Instant::now());
                 if rev == state.revision {
-                    return;
+                    return Ok(());
                 }
                 rev
             }
@@ -143,6 +182,7 @@ impl WatchCache {
         drop(state);
         self.record_revision(revision);
         self.revision.send_replace(revision);
+        Ok(())
     }
 
     /// Sets `apiserver_watch_cache_resource_version` (the 15 least

@@ -7,8 +7,11 @@
 //! one from `after < start` is not.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
-use skein_storage::{Revision, WatchEvent};
+use skein_storage::Revision;
+
+use super::event::CachedEvent;
 
 /// The default number of events a cache keeps.
 pub const DEFAULT_CAPACITY: usize = 4096;
@@ -33,7 +36,7 @@ pub enum Miss {
 /// A bounded window of recent events.
 #[derive(Debug)]
 pub struct Ring {
-    events: VecDeque<WatchEvent>,
+    events: VecDeque<Arc<CachedEvent>>,
     capacity: usize,
     start: Revision,
     listed_at: Revision,
@@ -53,13 +56,18 @@ impl Ring {
 
     /// Appends an event (revisions must increase); evicts the oldest one
     /// when full.
-    pub fn push(&mut self, event: WatchEvent) {
+    pub fn push(&mut self, event: Arc<CachedEvent>) {
         if self.events.len() == self.capacity
             && let Some(old) = self.events.pop_front()
         {
             self.start = old.revision();
         }
         self.events.push_back(event);
+    }
+
+    /// The revision of the list the ring started from.
+    pub fn listed_at(&self) -> Revision {
+        self.listed_at
     }
 
     /// The oldest revision a watch may start after.
@@ -79,7 +87,7 @@ impl Ring {
 
     /// The events after `after` whose key starts with `prefix`, in order;
     /// or why the ring cannot tell.
-    pub fn since(&self, after: Revision, prefix: &str) -> Result<Vec<WatchEvent>, Miss> {
+    pub fn since(&self, after: Revision, prefix: &str) -> Result<Vec<Arc<CachedEvent>>, Miss> {
         if after < self.start {
             return Err(if self.start > self.listed_at {
                 Miss::Evicted {
@@ -94,7 +102,7 @@ impl Ring {
         Ok(self
             .events
             .range(first..)
-            .filter(|e| e.kv.key.starts_with(prefix))
+            .filter(|e| e.event.kv.key.starts_with(prefix))
             .cloned()
             .collect())
     }
@@ -103,12 +111,12 @@ impl Ring {
 #[cfg(test)]
 mod tests {
     use bytes::Bytes;
-    use skein_storage::{EventKind, KeyValue};
+    use skein_storage::{EventKind, KeyValue, WatchEvent};
 
     use super::*;
 
-    fn put(key: &str, rev: Revision) -> WatchEvent {
-        WatchEvent {
+    fn put(key: &str, rev: Revision) -> Arc<CachedEvent> {
+        Arc::new(CachedEvent::new(WatchEvent {
             kind: EventKind::Put,
             kv: KeyValue {
                 key: key.into(),
@@ -118,31 +126,31 @@ mod tests {
                 version: 1,
             },
             prev: None,
-        }
+        }))
+    }
+
+    fn revs(r: Result<Vec<Arc<CachedEvent>>, Miss>) -> Result<Vec<Revision>, Miss> {
+        r.map(|v| v.iter().map(|e| e.revision()).collect())
     }
 
     #[test]
     fn window_slides_and_reports_misses() {
         let mut ring = Ring::new(10, 2);
-        assert_eq!(ring.since(9, "/"), Err(Miss::BeforeList));
-        assert_eq!(ring.since(10, "/"), Ok(vec![]));
+        assert_eq!(revs(ring.since(9, "/")), Err(Miss::BeforeList));
+        assert_eq!(revs(ring.since(10, "/")), Ok(vec![]));
         ring.push(put("/a", 11));
         ring.push(put("/b", 12));
         assert_eq!(ring.since(10, "/a").map(|v| v.len()), Ok(1));
         ring.push(put("/a", 13));
         assert_eq!(ring.start(), 11);
         assert_eq!(
-            ring.since(10, "/"),
+            revs(ring.since(10, "/")),
             Err(Miss::Evicted {
                 requested: 10,
                 oldest: 11
             })
         );
-        let revs: Vec<_> = ring
-            .since(11, "/")
-            .map(|v| v.iter().map(WatchEvent::revision).collect())
-            .unwrap_or_default();
-        assert_eq!(revs, [12, 13]);
-        assert_eq!(ring.since(20, "/"), Ok(vec![]));
+        assert_eq!(revs(ring.since(11, "/")), Ok(vec![12, 13]));
+        assert_eq!(revs(ring.since(20, "/")), Ok(vec![]));
     }
 }

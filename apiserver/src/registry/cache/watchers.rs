@@ -7,10 +7,22 @@
 //! other watchers. Its client re-watches from the last revision it saw, and
 //! gets the rest of the window or a 410 and relists.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use skein_storage::{Revision, WatchEvent, WatchMessage};
+use skein_storage::Revision;
 use tokio::sync::mpsc;
+
+use super::event::CachedEvent;
+
+/// One message of a watch served by a cache.
+#[derive(Clone, Debug)]
+pub enum CacheMessage {
+    /// A change (shared with the cache's other watchers).
+    Event(Arc<CachedEvent>),
+    /// Every change up to this revision has been sent.
+    Progress(Revision),
+}
 
 /// One registered watcher.
 #[derive(Debug)]
@@ -19,7 +31,7 @@ struct Watcher {
     prefix: String,
     /// Only revisions after this one.
     after: Revision,
-    tx: mpsc::Sender<WatchMessage>,
+    tx: mpsc::Sender<CacheMessage>,
 }
 
 /// The watchers of one cache.
@@ -51,7 +63,7 @@ impl Watchers {
         prefix: &str,
         after: Revision,
         buffer: usize,
-    ) -> mpsc::Receiver<WatchMessage> {
+    ) -> mpsc::Receiver<CacheMessage> {
         let (tx, rx) = mpsc::channel(buffer.max(1));
         self.list.push(Watcher {
             prefix: prefix.to_string(),
@@ -78,14 +90,14 @@ impl Watchers {
     }
 
     /// Offers `event` to every watcher it concerns.
-    pub fn event(&mut self, event: &WatchEvent) {
+    pub fn event(&mut self, event: &Arc<CachedEvent>) {
         let rev = event.revision();
         let mut slow = 0;
         self.list.retain(|w| {
-            if rev <= w.after || !event.kv.key.starts_with(&w.prefix) {
+            if rev <= w.after || !event.event.kv.key.starts_with(&w.prefix) {
                 return !w.tx.is_closed();
             }
-            match w.tx.try_send(WatchMessage::Event(event.clone())) {
+            match w.tx.try_send(CacheMessage::Event(event.clone())) {
                 Ok(()) => true,
                 Err(mpsc::error::TrySendError::Full(_)) => {
                     slow += 1;
@@ -114,7 +126,7 @@ impl Watchers {
         self.list.retain(|w| {
             if revision >= w.after {
                 !matches!(
-                    w.tx.try_send(WatchMessage::Progress(revision)),
+                    w.tx.try_send(CacheMessage::Progress(revision)),
                     Err(mpsc::error::TrySendError::Closed(_))
                 )
             } else {
