@@ -101,7 +101,7 @@ impl Registry {
         let Route {
             from_cache,
             at,
-            mut start_after,
+            start_after,
         } = self.route(&prefix, q).await?;
         if let Some(read) = from_cache
             && let Some(page) = self.list_cached(res, &prefix, q, read).await?
@@ -109,6 +109,32 @@ impl Registry {
             return Ok(page);
         }
 
+        let page = self.store_page(res, &prefix, q, at, start_after).await?;
+        let mut items = Vec::with_capacity(page.items.len());
+        for (kv, obj) in page.items {
+            items.push(match obj {
+                Some(o) => o,
+                None => Registry::decode(&kv)?,
+            });
+        }
+        Ok(ListPage {
+            items,
+            revision: page.revision,
+            continue_token: page.continue_token,
+        })
+    }
+
+    /// One page read from the store at `at` (0: now) after `start_after`:
+    /// the matching pairs (with the decoded object when the filter needed
+    /// it), the revision and the continue token.
+    async fn store_page(
+        &self,
+        res: &ResourceInfo,
+        prefix: &str,
+        q: &ListQuery,
+        at: i64,
+        mut start_after: Option<String>,
+    ) -> Result<StorePage, ApiError> {
         let mut items = Vec::new();
         let mut more;
         let mut last_key = None;
@@ -123,7 +149,7 @@ impl Registry {
                 },
                 start_after: start_after.clone(),
             };
-            let page = match self.store.list(&prefix, opts).await {
+            let page = match self.store.list(prefix, opts).await {
                 Ok(p) => p,
                 Err(StoreError::Compacted { .. }) if q.continue_token.is_some() => {
                     return Err(ApiError::expired(EXPIRED_CONTINUE));
@@ -139,11 +165,15 @@ impl Registry {
                 Err(e) => return Err(store_error(e)),
             };
             revision = page.revision;
-            for kv in &page.items {
+            for kv in page.items {
                 last_key = Some(kv.key.clone());
-                let obj = Registry::decode(kv)?;
+                if q.filter.is_empty() {
+                    items.push((kv, None));
+                    continue;
+                }
+                let obj = Registry::decode(&kv)?;
                 if q.filter.matches(res, &obj) {
-                    items.push(obj);
+                    items.push((kv, Some(obj)));
                 }
             }
             start_after = last_key.clone();
@@ -155,16 +185,23 @@ impl Registry {
         let continue_token = match (more, &last_key) {
             (true, Some(k)) => Some(encode_continue(
                 revision,
-                k.strip_prefix(&prefix).unwrap_or(k),
+                k.strip_prefix(prefix).unwrap_or(k),
             )),
             _ => None,
         };
-        Ok(ListPage {
+        Ok(StorePage {
             items,
             revision,
             continue_token,
         })
     }
+}
+
+/// A page read from the store (see `Registry::store_page`).
+struct StorePage {
+    items: Vec<(skein_storage::KeyValue, Option<Value>)>,
+    revision: i64,
+    continue_token: Option<String>,
 }
 
 /// Where a list is read from: the cache (how fresh), or the store (at which
@@ -255,11 +292,14 @@ impl Registry {
         })
     }
 
-    /// A list served by splicing the cache's encoded items, when that is
-    /// possible: the cache is on, `res` is a built-in resource served in
-    /// its storage version (no conversion), and the list is one the cache
-    /// serves. `None` otherwise: the caller uses [`Registry::list`]. Items
-    /// are the bytes `crate::wire::list` would write for the same objects.
+    /// A list served by splicing encoded items, when that is possible: the
+    /// cache is on and `res` is a built-in resource served in its storage
+    /// version (no conversion). Lists the cache serves splice its entries'
+    /// encodings; lists read from the store (Exact, continue tokens, a
+    /// cache not fresh in time) reuse them for every object the cache holds
+    /// in the same version. `None` otherwise: the caller uses
+    /// [`Registry::list`]. Items are the bytes `crate::wire::list` would
+    /// write for the same objects.
     pub async fn list_encoded(
         &self,
         res: &ResourceInfo,
@@ -271,11 +311,16 @@ impl Registry {
         }
         validate_match(q)?;
         let prefix = key::prefix(res, ns);
-        let Some(read) = self.route(&prefix, q).await?.from_cache else {
-            return Ok(None);
+        let route = self.route(&prefix, q).await?;
+        let cached = match route.from_cache {
+            Some(read) => self.cached_page(res, &prefix, q, read, false).await?,
+            None => None,
         };
-        let Some(page) = self.cached_page(res, &prefix, q, read, false).await? else {
-            return Ok(None);
+        let Some(page) = cached else {
+            return self
+                .store_page_encoded(res, &prefix, q, route)
+                .await
+                .map(Some);
         };
         let mut items = Vec::with_capacity(page.entries.len());
         for (entry, obj) in page.entries {
@@ -293,6 +338,49 @@ impl Registry {
             revision: page.revision,
             continue_token: page.continue_token,
         }))
+    }
+}
+
+impl Registry {
+    /// A page read from the store, its items encoded through the watch
+    /// cache's entries where the cache holds the same version of the object
+    /// (its encoding is made once and kept), else encoded here.
+    async fn store_page_encoded(
+        &self,
+        res: &ResourceInfo,
+        prefix: &str,
+        q: &ListQuery,
+        route: Route,
+    ) -> Result<EncodedPage, ApiError> {
+        let page = self
+            .store_page(res, prefix, q, route.at, route.start_after)
+            .await?;
+        let cache = self
+            .cache
+            .as_ref()
+            .map(|c| c.cache(&key::prefix(res, None)));
+        let mut items = Vec::with_capacity(page.items.len());
+        for (kv, obj) in page.items {
+            let held = cache
+                .as_ref()
+                .and_then(|c| c.get(&kv.key))
+                .and_then(|(entry, _)| entry)
+                .filter(|e| e.kv.mod_revision == kv.mod_revision);
+            let entry = held.unwrap_or_else(|| Arc::new(Entry::new(kv)));
+            let bytes = entry.encoded(res.api_version, || {
+                let obj = match obj {
+                    Some(o) => o,
+                    None => Registry::decode(&entry.kv)?,
+                };
+                Ok::<_, ApiError>(crate::wire::list_item(res.api_version, res.kind, &obj))
+            })?;
+            items.push(bytes);
+        }
+        Ok(EncodedPage {
+            items,
+            revision: page.revision,
+            continue_token: page.continue_token,
+        })
     }
 }
 
