@@ -2,8 +2,9 @@
 //! date from a registry watch, that tells subscribers which objects changed.
 //!
 //! Contract:
-//! - [`Informer::start`] lists the resource, then watches from the list's
-//!   revision; any watch error or end (a 410 included) relists and goes
+//! - [`Informer::start`] returns the process's one informer of a resource
+//!   over a store (started on first use, shared by every controller), which
+//!   lists the resource, then watches from the list's revision; any watch error or end (a 410 included) relists and goes
 //!   on, after a short pause. Objects are held as they are read (the
 //!   resource's own version).
 //! - [`Informer::synced`] completes once the first list is in the cache.
@@ -106,9 +107,42 @@ pub struct Informer {
 }
 
 impl Informer {
-    /// Starts listing and watching `res` (all namespaces) in a background
-    /// task that runs until the runtime shuts down.
+    /// The informer of `res` (all namespaces) over `registry`'s store:
+    /// the one already running for that store and resource, or a new one
+    /// (as upstream's shared informer factory: every controller of the
+    /// process shares one copy of each resource's objects and one watch).
+    /// Runs until the runtime shuts down.
     pub fn start(registry: &Registry, res: Arc<ResourceInfo>) -> Informer {
+        type Key = (usize, &'static str, &'static str, &'static str);
+        type Running = Vec<(Key, std::sync::Weak<dyn skein_storage::Store>, Informer)>;
+        static RUNNING: std::sync::LazyLock<std::sync::Mutex<Running>> =
+            std::sync::LazyLock::new(Default::default);
+        let store = registry.store();
+        let key = (
+            Arc::as_ptr(store).cast::<()>() as usize,
+            res.group,
+            res.version,
+            res.plural,
+        );
+        let mut running = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
+        // An entry whose task is gone (its runtime ended: the `synced`
+        // sender it owned is dropped) or whose store is gone is stale, even
+        // if a new store took that address.
+        running.retain(|(_, weak, informer)| {
+            weak.strong_count() > 0 && informer.synced.has_changed().is_ok()
+        });
+        if let Some((_, weak, informer)) = running.iter().find(|(k, _, _)| *k == key)
+            && weak.upgrade().is_some_and(|s| Arc::ptr_eq(&s, store))
+        {
+            return informer.clone();
+        }
+        let informer = Informer::start_own(registry, res);
+        running.push((key, Arc::downgrade(store), informer.clone()));
+        informer
+    }
+
+    /// Starts a new informer of `res`, shared with no one.
+    fn start_own(registry: &Registry, res: Arc<ResourceInfo>) -> Informer {
         let (notices, _) = broadcast::channel(NOTICE_BUFFER);
         let (synced_tx, synced) = watch::channel(false);
         let informer = Informer {

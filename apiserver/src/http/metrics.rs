@@ -19,8 +19,9 @@
 //!   upstream's instrumented health and aggregated-discovery handlers.
 //!
 //! Watches (and other long-running requests) are counted in
-//! `apiserver_longrunning_requests` while their body streams, each data
-//! frame — one event line — in `apiserver_watch_events_total`, and in
+//! `apiserver_longrunning_requests` while their body streams, each event
+//! line (a data frame may join several) in `apiserver_watch_events_total`,
+//! and in
 //! `apiserver_request_total`/`_duration_seconds` when the stream ends,
 //! with its whole duration, as upstream records a watch when its handler
 //! returns. Every other request is in `apiserver_current_inflight_requests`
@@ -347,7 +348,7 @@ pub async fn instrument(req: Request, next: Next) -> Response {
 }
 
 /// Counts a streaming response while its body is alive: the long-running
-/// gauge, one watch event per data frame, and the request itself when the
+/// gauge, one watch event per line, and the request itself when the
 /// body ends or is dropped.
 fn stream_tracked(response: Response, info: RequestInfo, start: Instant) -> Response {
     let (parts, body) = response.into_parts();
@@ -364,10 +365,12 @@ fn stream_tracked(response: Response, info: RequestInfo, start: Instant) -> Resp
         start,
     };
     let stream = body.into_data_stream().map(move |frame| {
-        if frame.is_ok()
+        if let Ok(bytes) = &frame
             && let Some(events) = &tracker.events
         {
-            events.inc();
+            // One JSON line per event; a frame may join several.
+            let lines = bytes.iter().filter(|b| **b == b'\n').count();
+            events.inc_by(u64::try_from(lines).unwrap_or(u64::MAX));
         }
         frame
     });
