@@ -324,14 +324,7 @@ impl Registry {
         };
         let mut items = Vec::with_capacity(page.entries.len());
         for (entry, obj) in page.entries {
-            let bytes = entry.encoded(res.api_version, || {
-                let obj = match obj {
-                    Some(o) => o,
-                    None => Registry::decode(&entry.kv)?,
-                };
-                Ok::<_, ApiError>(crate::wire::list_item(res.api_version, res.kind, &obj))
-            })?;
-            items.push(bytes);
+            items.push(list_item(res, &entry, obj)?);
         }
         Ok(Some(EncodedPage {
             items,
@@ -339,6 +332,22 @@ impl Registry {
             continue_token: page.continue_token,
         }))
     }
+}
+
+/// `entry`'s list-item encoding for `res` (kept in the entry), from `obj`
+/// when the caller decoded it already.
+fn list_item(
+    res: &ResourceInfo,
+    entry: &Entry,
+    obj: Option<Value>,
+) -> Result<bytes::Bytes, ApiError> {
+    entry.encoded(res.api_version, || {
+        let obj = match obj {
+            Some(o) => o,
+            None => Registry::decode(&entry.kv)?,
+        };
+        Ok::<_, ApiError>(crate::wire::list_item(res.api_version, res.kind, &obj))
+    })
 }
 
 impl Registry {
@@ -367,14 +376,7 @@ impl Registry {
                 .and_then(|(entry, _)| entry)
                 .filter(|e| e.kv.mod_revision == kv.mod_revision);
             let entry = held.unwrap_or_else(|| Arc::new(Entry::new(kv)));
-            let bytes = entry.encoded(res.api_version, || {
-                let obj = match obj {
-                    Some(o) => o,
-                    None => Registry::decode(&entry.kv)?,
-                };
-                Ok::<_, ApiError>(crate::wire::list_item(res.api_version, res.kind, &obj))
-            })?;
-            items.push(bytes);
+            items.push(list_item(res, &entry, obj)?);
         }
         Ok(EncodedPage {
             items,
