@@ -51,4 +51,7 @@ SKEIN_TEST_BACKEND=etcd cargo test --test kubectl "$@" || status=$?
 
 echo "== CRD suites again, on etcd"
 SKEIN_TEST_BACKEND=etcd cargo test --test crd --test crd_helm "$@" || status=$?
+
+echo "== Helm and Python suites again, on etcd"
+SKEIN_TEST_BACKEND=etcd cargo test --test helm --test python "$@" || status=$?
 exit $status

@@ -26,6 +26,9 @@ const SERVING_LINE: &str = "Serving securely on ";
 /// A running `skein serve`. Killed (SIGKILL) on drop unless stopped.
 pub struct Server {
     child: Option<Child>,
+    /// The etcd it stores in, when [`Server::start_on_backend`] started one
+    /// (dropped after the server is killed).
+    etcd: Option<crate::etcd::Etcd>,
     /// The address it listens on.
     pub addr: SocketAddr,
     /// Its `--data-dir`.
@@ -72,6 +75,7 @@ impl Server {
 
         let mut server = Server {
             child: Some(child),
+            etcd: None,
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             data_dir: data_dir.to_path_buf(),
             log,
@@ -90,6 +94,31 @@ impl Server {
             tokio::time::sleep(Duration::from_millis(20)).await;
         };
         server.wait_ready(deadline).await;
+        server
+    }
+
+    /// As [`Server::start`], on the store `SKEIN_TEST_BACKEND` names:
+    /// the embedded one (unset or `embedded`), or a new single-member etcd
+    /// (`etcd`) that lives as long as the server. For suites that run both
+    /// ways and never restart a server on the same data dir.
+    pub async fn start_on_backend(data_dir: &Path, extra: &[&str]) -> Server {
+        let backend = std::env::var("SKEIN_TEST_BACKEND").unwrap_or_default();
+        let etcd = match backend.as_str() {
+            "" | "embedded" => None,
+            "etcd" => Some(
+                tokio::task::spawn_blocking(crate::etcd::Etcd::start)
+                    .await
+                    .expect("start etcd"),
+            ),
+            other => panic!("SKEIN_TEST_BACKEND must be embedded or etcd, not {other:?}"),
+        };
+        let flag = etcd
+            .as_ref()
+            .map(|e| format!("--etcd-servers={}", e.endpoint()));
+        let mut args: Vec<&str> = extra.to_vec();
+        args.extend(flag.iter().map(String::as_str));
+        let mut server = Server::start(data_dir, &args).await;
+        server.etcd = etcd;
         server
     }
 
@@ -288,5 +317,7 @@ impl Drop for Server {
             let _ = child.kill();
             let _ = child.wait();
         }
+        // Its etcd, if it had one of its own, goes after it.
+        self.etcd.take();
     }
 }

@@ -52,7 +52,7 @@ fn cells(line: &str) -> Vec<&str> {
 async fn helm_list_all_namespaces() {
     let helms = helm_binaries();
     let dir = tempfile::tempdir().expect("tempdir");
-    let server = Server::start(dir.path(), &[]).await;
+    let server = Server::start_on_backend(dir.path(), &[]).await;
 
     // No releases: just the header line.
     for h in &helms {
@@ -148,7 +148,7 @@ async fn release_secrets(api: &Api, ns: &str, release: &str) -> Vec<Value> {
 async fn podinfo_install_upgrade_rollback_uninstall() {
     let helms = helm_binaries();
     let dir = tempfile::tempdir().expect("tempdir");
-    let server = Server::start(dir.path(), &[]).await;
+    let server = Server::start_on_backend(dir.path(), &[]).await;
     let api = Api::new(&server);
     let chart = podinfo_chart();
     let prod = format!("{chart}/values-prod.yaml");
@@ -310,7 +310,7 @@ async fn helm3_release_upgrades_with_helm4() {
         other => panic!("expected Helm 4.1 and 3.17, got {other:?}"),
     };
     let dir = tempfile::tempdir().expect("tempdir");
-    let server = Server::start(dir.path(), &[]).await;
+    let server = Server::start_on_backend(dir.path(), &[]).await;
     let api = Api::new(&server);
     let chart = podinfo_chart();
     let ns = "mixed";
@@ -391,7 +391,7 @@ const STS_FORBIDDEN: &str = "spec: Forbidden: updates to statefulset spec for fi
 async fn statefulset_mounting_its_claim_template_installs_upgrades_uninstalls() {
     let helms = helm_binaries();
     let dir = tempfile::tempdir().expect("tempdir");
-    let server = Server::start(dir.path(), &[]).await;
+    let server = Server::start_on_backend(dir.path(), &[]).await;
     let api = Api::new(&server);
     let chart = claims_chart();
 

@@ -52,7 +52,7 @@ fn run_script(server: &Server, script: &str, limit: Duration) {
 #[tokio::test]
 async fn python_client_crud_and_watch_resume_from_bookmark() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let server = Server::start(dir.path(), &[]).await;
+    let server = Server::start_on_backend(dir.path(), &[]).await;
     // The bookmark wait is ~5 s (the store's idle progress interval); the
     // rest takes a few seconds. The server is another process, so blocking
     // this thread is fine.
@@ -62,6 +62,6 @@ async fn python_client_crud_and_watch_resume_from_bookmark() {
 #[tokio::test]
 async fn python_client_typed_deletes_versions_and_events() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let server = Server::start(dir.path(), &[]).await;
+    let server = Server::start_on_backend(dir.path(), &[]).await;
     run_script(&server, "typed.py", Duration::from_secs(60));
 }
