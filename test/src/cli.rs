@@ -156,10 +156,9 @@ pub fn assert_deleted(k: &Path, printed: &str, what: &str, namespace: Option<&st
 
 /// One test's server, its scratch directory and the kubectls to run.
 pub struct Env {
-    // Field order is drop order: the server stops before its directory and
-    // its etcd go.
+    // Field order is drop order: the server (and its etcd, if any) stops
+    // before its directory goes.
     pub server: Server,
-    _etcd: Option<crate::etcd::Etcd>,
     pub dir: tempfile::TempDir,
     pub kubectls: Vec<PathBuf>,
     files: Cell<usize>,
@@ -173,24 +172,9 @@ pub struct Env {
 pub async fn start() -> Env {
     let kubectls = kubectl_binaries();
     let dir = tempfile::tempdir().expect("tempdir");
-    let backend = std::env::var("SKEIN_TEST_BACKEND").unwrap_or_default();
-    let etcd = match backend.as_str() {
-        "" | "embedded" => None,
-        "etcd" => Some(
-            tokio::task::spawn_blocking(crate::etcd::Etcd::start)
-                .await
-                .expect("start etcd"),
-        ),
-        other => panic!("SKEIN_TEST_BACKEND must be embedded or etcd, not {other:?}"),
-    };
-    let flag = etcd
-        .as_ref()
-        .map(|e| format!("--etcd-servers={}", e.endpoint()));
-    let extra: Vec<&str> = flag.iter().map(String::as_str).collect();
-    let server = Server::start(&dir.path().join("data"), &extra).await;
+    let server = Server::start_on_backend(&dir.path().join("data"), &[]).await;
     Env {
         server,
-        _etcd: etcd,
         dir,
         kubectls,
         files: Cell::new(0),
