@@ -46,8 +46,8 @@ echo "== tests"
 status=0
 cargo test --no-fail-fast "$@" || status=$?
 
-echo "== kubectl suite again, on etcd"
-SKEIN_TEST_BACKEND=etcd cargo test --test kubectl "$@" || status=$?
+echo "== kubectl and api suites again, on etcd"
+SKEIN_TEST_BACKEND=etcd cargo test --test kubectl --test api "$@" || status=$?
 
 echo "== CRD suites again, on etcd"
 SKEIN_TEST_BACKEND=etcd cargo test --test crd --test crd_helm "$@" || status=$?

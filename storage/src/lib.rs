@@ -36,6 +36,9 @@ pub use kv::{
 
 use async_trait::async_trait;
 
+/// A key prefix that holds nothing, read by [`Store::check_history`].
+const HISTORY_PROBE: &str = "\u{0}history-probe/";
+
 /// A revisioned key-value store with etcd's semantics.
 ///
 /// Every method is atomic: it either fully happens or returns an error and
@@ -98,6 +101,26 @@ pub trait Store: Send + Sync + 'static {
     /// the history the watcher needs is gone (including a watcher that fell
     /// so far behind that its history was compacted).
     async fn watch(&self, prefix: &str, after_revision: Revision) -> Result<WatchStream>;
+
+    /// Succeeds when the history after `after` is still held, so that
+    /// `watch(_, after)` and reads at `after + 1` would not fail with
+    /// [`Error::Compacted`]. A cache that holds events the store has
+    /// compacted asks this before serving a watch from the past, so that
+    /// clients get the 410 the store would give. One cheap read of a key
+    /// range that holds nothing (the default asks `list` for it, which
+    /// every backend checks against its compaction point, including
+    /// compactions by other clients of a shared etcd).
+    ///
+    /// Errors: [`Error::Compacted`], [`Error::FutureRevision`] if `after`
+    /// is newer than the current revision.
+    async fn check_history(&self, after: Revision) -> Result<()> {
+        let opts = ListOptions {
+            at_revision: after.saturating_add(1).max(1),
+            limit: 1,
+            ..ListOptions::default()
+        };
+        self.list(HISTORY_PROBE, opts).await.map(|_| ())
+    }
 
     /// Discards history older than `revision`. Reads and watches from
     /// revisions below it then fail with [`Error::Compacted`].

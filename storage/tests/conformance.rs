@@ -54,6 +54,7 @@ conformance!(
     watch_is_limited_to_its_prefix,
     idle_watch_reports_progress,
     watch_from_compacted_revision_fails,
+    check_history_agrees_with_watch,
     concurrent_writers_get_distinct_revisions,
     closed_store_is_unavailable,
 );
@@ -465,6 +466,33 @@ mod suite {
                 }
                 other => panic!("expected Compacted, got {other:?}"),
             },
+        }
+    }
+
+    pub async fn check_history_agrees_with_watch(s: Arc<dyn Store>) {
+        let base = s.current_revision().await.unwrap();
+        let k = s.create("/ch/k", b"1").await.unwrap();
+        let k2 = s.update("/ch/k", b"2", k.mod_revision).await.unwrap();
+        let k3 = s.update("/ch/k", b"3", k2.mod_revision).await.unwrap();
+        s.check_history(base).await.expect("nothing compacted yet");
+        s.compact(k2.mod_revision).await.unwrap();
+        // A watch after `base` needs k's change, which is gone; one after
+        // k's change needs k2's and later, which are kept.
+        for after in [base, k.mod_revision - 1] {
+            match s.check_history(after).await {
+                Err(Error::Compacted { compacted, .. }) => assert_eq!(compacted, k2.mod_revision),
+                other => panic!("history after {after}: expected Compacted, got {other:?}"),
+            }
+        }
+        s.check_history(k.mod_revision)
+            .await
+            .expect("k2's change is kept");
+        let mut w = s.watch("/ch/", k.mod_revision).await.unwrap();
+        let events = take_events(&mut w, 2).await;
+        assert_eq!(events[1].kv.mod_revision, k3.mod_revision);
+        match s.check_history(k3.mod_revision + 10).await {
+            Err(Error::FutureRevision { .. }) => {}
+            other => panic!("expected FutureRevision, got {other:?}"),
         }
     }
 

@@ -16,7 +16,7 @@ const FAST_COMPACTION: &[&str] = &["--etcd-compaction-interval=2s"];
 
 async fn start(extra: &[&str]) -> (tempfile::TempDir, Server, Api) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let server = Server::start(dir.path(), extra).await;
+    let server = Server::start_on_backend(dir.path(), extra).await;
     let api = Api::new(&server);
     (dir, server, api)
 }

@@ -248,22 +248,22 @@ impl Registry {
         let cache = cacher.cache(&key::prefix(res, None));
         cache.wait_for(1).await;
         // A watch from the past is 410 when the store compacted that
-        // history, even if the cache's window still holds it: the store
-        // is asked (a watch start is cheap and fails at once), and its
-        // stream serves the watch if the cache cannot.
-        let probe = if after < cache.revision() {
-            Some(from_store().await?)
-        } else {
-            None
-        };
+        // history, even if the cache's window still holds it (one cheap
+        // read of the store).
+        if after < cache.revision() {
+            match self.store.check_history(after).await {
+                Ok(()) => {}
+                Err(StoreError::Compacted { compacted, .. }) => {
+                    return Err(too_old(after, compacted));
+                }
+                Err(e) => return Err(store_error(e)),
+            }
+        }
         match cache.watch(prefix, after) {
             CacheWatch::Stream(s) => Ok(Source::Cache(s)),
             CacheWatch::TooOld { requested, oldest } => Err(too_old(requested, oldest)),
             CacheWatch::CatchUp { listed_at } => {
-                let store = match probe {
-                    Some(s) => s,
-                    None => from_store().await?,
-                };
+                let store = from_store().await?;
                 // The hand-over waits for an event or progress past the
                 // cache's list; ask for progress so an idle prefix hands
                 // over at once where the store can answer.
@@ -275,10 +275,7 @@ impl Registry {
                     listed_at,
                 })
             }
-            CacheWatch::Delegate => match probe {
-                Some(s) => Ok(Source::Store(s)),
-                None => from_store().await.map(Source::Store),
-            },
+            CacheWatch::Delegate => from_store().await.map(Source::Store),
         }
     }
 }

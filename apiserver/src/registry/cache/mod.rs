@@ -36,6 +36,10 @@
 //!   cache's revision breaks that promise: the cache warns, closes its
 //!   watchers and relists rather than keep a wrong index.
 //! - A watcher never blocks the reflector: see [`watchers`].
+//! - A watch from the past that the cache's window holds is still 410
+//!   when the store has compacted that history
+//!   ([`skein_storage::Store::check_history`], asked by the registry), so
+//!   both stores and the cache answer alike.
 //! - Each cache records upstream's `apiserver_watch_cache_*` series for its
 //!   group and resource (parsed from the prefix) in [`crate::metrics`].
 //! - No lock is held across an `.await`; every lock is a short, synchronous
