@@ -188,6 +188,76 @@ impl Default for MemberConfig {
     }
 }
 
+/// Leader election of the controllers (kube-controller-manager's flags).
+#[derive(Debug, Clone, clap::Args)]
+pub struct LeaderElectionConfig {
+    /// Run the controllers (garbage collector, namespaces, ServiceAccounts,
+    /// the federation's scheduler, syncer and member health) only while
+    /// holding a `coordination.k8s.io` Lease, so that several replicas can
+    /// serve one etcd (kube-controller-manager's `--leader-elect`). Every
+    /// replica serves the API either way. Off by default: turn it on for
+    /// more than one replica (the Helm chart does). A replica that loses
+    /// the Lease shuts down and exits non-zero, to be restarted as a
+    /// candidate.
+    #[arg(long = "leader-elect", default_value_t = false, action = clap::ArgAction::Set,
+          num_args = 0..=1, default_missing_value = "true")]
+    pub enabled: bool,
+    /// How long a Lease holds after its last renewal; a candidate takes
+    /// over a leader that has not renewed for this long.
+    #[arg(long = "leader-elect-lease-duration", default_value = "15s", value_parser = parse_duration)]
+    pub lease_duration: std::time::Duration,
+    /// How long the leader keeps retrying a renewal before it gives up
+    /// leadership (less than the lease duration).
+    #[arg(long = "leader-elect-renew-deadline", default_value = "10s", value_parser = parse_duration)]
+    pub renew_deadline: std::time::Duration,
+    /// How often candidates try to take the Lease and the leader renews it.
+    #[arg(long = "leader-elect-retry-period", default_value = "2s", value_parser = parse_duration)]
+    pub retry_period: std::time::Duration,
+    /// The Lease's name.
+    #[arg(long = "leader-elect-resource-name", default_value = "skein")]
+    pub resource_name: String,
+    /// The Lease's namespace.
+    #[arg(
+        long = "leader-elect-resource-namespace",
+        default_value = "kube-system"
+    )]
+    pub resource_namespace: String,
+}
+
+impl Default for LeaderElectionConfig {
+    fn default() -> Self {
+        LeaderElectionConfig {
+            enabled: false,
+            lease_duration: std::time::Duration::from_secs(15),
+            renew_deadline: std::time::Duration::from_secs(10),
+            retry_period: std::time::Duration::from_secs(2),
+            resource_name: "skein".into(),
+            resource_namespace: "kube-system".into(),
+        }
+    }
+}
+
+impl LeaderElectionConfig {
+    /// Checks what clap cannot: the deadline is shorter than the lease,
+    /// and the retry period shorter than the deadline (client-go's
+    /// checks).
+    pub fn validate(&self) -> Result<(), String> {
+        if self.lease_duration <= self.renew_deadline {
+            return Err(
+                "--leader-elect-lease-duration must be greater than --leader-elect-renew-deadline"
+                    .into(),
+            );
+        }
+        if self.renew_deadline.as_secs_f64() <= 1.2 * self.retry_period.as_secs_f64() {
+            return Err("--leader-elect-renew-deadline must be greater than 1.2 × --leader-elect-retry-period".into());
+        }
+        if self.retry_period.is_zero() {
+            return Err("--leader-elect-retry-period must be greater than zero".into());
+        }
+        Ok(())
+    }
+}
+
 /// Which kind of server `skein serve` runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum Role {
@@ -243,6 +313,10 @@ pub struct Config {
     /// The member-cluster controllers' settings.
     #[command(flatten)]
     pub members: MemberConfig,
+
+    /// Leader election of the controllers.
+    #[command(flatten)]
+    pub leader_election: LeaderElectionConfig,
 
     /// Static bearer-token file (`token,user,uid,"group1,group2"` lines).
     #[arg(long)]
@@ -558,6 +632,7 @@ impl Config {
             simulate_workloads: false,
             sim: SimConfig::default(),
             members: MemberConfig::default(),
+            leader_election: LeaderElectionConfig::default(),
             token_auth_file: None,
             authn: AuthnConfig::default(),
             front_proxy: FrontProxyConfig::default(),

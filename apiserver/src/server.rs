@@ -63,6 +63,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     .map_err(Error::Config)?;
     let auditor =
         crate::audit::Auditor::from_options(&config.protect.audit()).map_err(Error::Config)?;
+    config.leader_election.validate().map_err(Error::Config)?;
 
     let pki = Pki::load_or_create(&config.pki_dir(), &pki::serving_names(config.bind_address))?;
     let signer = crate::csr_signer::ClientSigner::new(
@@ -160,19 +161,57 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             "installing the federation.skein.io CRDs failed: {e}"
         ));
     }
-    crate::controllers::spawn_all(&state.registry);
-    if config.role == Role::ControlPlane {
-        crate::federation::spawn_all(&state.registry, &config.members);
-    }
-    if config.simulate_workloads {
-        crate::controllers::simulator::spawn_all(&state.registry, &config.sim);
-    }
+    crate::controllers::spawn_shared(&state.registry);
     let (cidr, bind) = (&config.service_cluster_ip_range, config.bind_address);
     let pem = &pki.ca.cert_pem;
-    match crate::controllers::Cluster::new(cidr, bind, local.port(), pem, accounts) {
-        Ok(cluster) => crate::controllers::start_cluster(&state.registry, cluster).await,
-        Err(e) => tracing::warn!(error = %e, "not creating the kubernetes service"),
-    }
+    let cluster = match crate::controllers::Cluster::new(cidr, bind, local.port(), pem, accounts) {
+        Ok(cluster) => {
+            crate::controllers::prepare_cluster(&state.registry, &cluster).await;
+            Some(cluster)
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "not creating the kubernetes service");
+            None
+        }
+    };
+    // The controllers one replica runs: at once, or once elected.
+    let lead = {
+        let (registry, config) = (state.registry.clone(), config.clone());
+        move || {
+            crate::controllers::spawn_leader(&registry, cluster.as_ref());
+            if config.role == Role::ControlPlane {
+                crate::federation::spawn_all(&registry, &config.members);
+            }
+            if config.simulate_workloads {
+                crate::controllers::simulator::spawn_all(&registry, &config.sim);
+            }
+        }
+    };
+    let (lost_tx, lost) = tokio::sync::watch::channel(false);
+    let elector = if config.leader_election.enabled {
+        let le = &config.leader_election;
+        let settings = crate::controllers::leadership::LeaderElection {
+            name: le.resource_name.clone(),
+            namespace: le.resource_namespace.clone(),
+            lease_duration: le.lease_duration,
+            renew_deadline: le.renew_deadline,
+            retry_period: le.retry_period,
+            identity: crate::controllers::leadership::identity(),
+        };
+        tracing::info!(identity = %settings.identity, lease = %format!("{}/{}", settings.namespace, settings.name), "leader election on");
+        let elector =
+            crate::controllers::leadership::Elector::new(state.registry.clone(), settings);
+        let mut running = elector.clone();
+        let task = tokio::spawn(async move {
+            let outcome = running.run(lead).await;
+            tracing::error!(?outcome, "leader election lost: shutting down");
+            let _ = lost_tx.send(true);
+        });
+        Some((elector, task))
+    } else {
+        lead();
+        None
+    };
     crate::metrics::objects::spawn(store.clone(), config.etcd_count_metric_poll_period);
     if let Some(rbac) = &authorizer.1 {
         rbac.synced().await;
@@ -224,8 +263,21 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     );
     println!("{SERVING_LINE}{local}");
 
-    http::tls::serve(listener, tls, app, shutdown_signal(state)).await;
+    http::tls::serve(listener, tls, app, shutdown_signal(state, lost.clone())).await;
+    let lost = *lost.borrow();
+    if let Some((elector, task)) = elector {
+        // No renewal after this; then hand the Lease over at once.
+        task.abort();
+        if !lost {
+            elector.release().await;
+        }
+    }
     store.close().await;
+    if lost {
+        return Err(anyhow::anyhow!(
+            "lost the leader Lease; exiting so that the controllers stop (restart to rejoin as a candidate)"
+        ));
+    }
     tracing::info!("store closed; bye");
     Ok(())
 }
@@ -253,7 +305,7 @@ fn authorizer(
 
 /// Completes on the first SIGTERM or SIGINT, after marking the state as
 /// shutting down.
-async fn shutdown_signal(state: AppState) {
+async fn shutdown_signal(state: AppState, mut lost: tokio::sync::watch::Receiver<bool>) {
     use tokio::signal::unix::{SignalKind, signal};
     let sigterm = async {
         match signal(SignalKind::terminate()) {
@@ -272,9 +324,15 @@ async fn shutdown_signal(state: AppState) {
             std::future::pending::<()>().await;
         }
     };
+    let lost = async move {
+        if lost.wait_for(|l| *l).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
     let which = tokio::select! {
         () = sigterm => "SIGTERM",
         () = sigint => "SIGINT",
+        () = lost => "leader election lost",
     };
     tracing::info!(signal = which, "shutting down");
     state.begin_shutdown();

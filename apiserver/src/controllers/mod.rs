@@ -15,6 +15,7 @@ pub mod crd;
 pub mod gc;
 pub mod informer;
 pub mod kubernetes_service;
+pub mod leadership;
 pub mod namespace;
 mod per_namespace;
 pub mod queue;
@@ -26,11 +27,31 @@ use std::sync::Arc;
 
 use crate::registry::Registry;
 
-/// Starts every controller; they run until the runtime shuts down.
-pub fn spawn_all(registry: &Registry) {
+/// Starts the controllers every replica runs (kube-apiserver's own: the
+/// CRD controller, which also installs the served resources of every
+/// replica); they run until the runtime shuts down.
+pub fn spawn_shared(registry: &Registry) {
+    tokio::spawn(crd::run(registry.clone()));
+}
+
+/// Starts the controllers only one replica runs, the leader when leader
+/// election is on (kube-controller-manager's, and the `kubernetes`
+/// Service's reconciler): namespace lifecycle, garbage collector,
+/// ServiceAccounts, root CA publisher, ClusterRole aggregation, and, given
+/// the cluster facts, the `kubernetes` Service. They run until the runtime
+/// shuts down.
+pub fn spawn_leader(registry: &Registry, cluster: Option<&Cluster>) {
     tokio::spawn(namespace::run(registry.clone()));
     tokio::spawn(gc::run(registry.clone()));
-    tokio::spawn(crd::run(registry.clone()));
+    tokio::spawn(aggregation::run(registry.clone()));
+    if let Some(cluster) = cluster {
+        tokio::spawn(kubernetes_service::run(
+            registry.clone(),
+            cluster.endpoint.clone(),
+        ));
+        tokio::spawn(serviceaccount::run(registry.clone()));
+        tokio::spawn(rootca::run(registry.clone(), cluster.ca_pem.clone()));
+    }
 }
 
 /// What the cluster-level controllers need to know about this server.
@@ -74,10 +95,11 @@ impl Cluster {
 
 /// Reconciles the `kubernetes` Service once and gives the system
 /// namespaces their `default` ServiceAccount and `kube-root-ca.crt` (a
-/// failure is logged, not fatal: the controllers retry), then starts the ServiceAccount cache and
-/// the `kubernetes` Service, ServiceAccount, root CA and ClusterRole
-/// aggregation controllers.
-pub async fn start_cluster(registry: &Registry, cluster: Cluster) {
+/// failure is logged, not fatal: the controllers retry), and starts the
+/// ServiceAccount cache. Every replica does this at startup (the writes
+/// are idempotent); the controllers that keep these objects are
+/// [`spawn_leader`]'s.
+pub async fn prepare_cluster(registry: &Registry, cluster: &Cluster) {
     cluster.accounts.attach(registry.clone());
     tokio::spawn(cluster.accounts.clone().run());
     if let Err(e) = kubernetes_service::reconcile(registry, &cluster.endpoint).await {
@@ -93,8 +115,4 @@ pub async fn start_cluster(registry: &Registry, cluster: Cluster) {
             tracing::warn!(namespace = ns, error = %e, "publishing kube-root-ca.crt failed");
         }
     }
-    tokio::spawn(kubernetes_service::run(registry.clone(), cluster.endpoint));
-    tokio::spawn(serviceaccount::run(registry.clone()));
-    tokio::spawn(rootca::run(registry.clone(), cluster.ca_pem));
-    tokio::spawn(aggregation::run(registry.clone()));
 }

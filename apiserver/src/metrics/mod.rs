@@ -134,6 +134,12 @@ struct EtcdLabels {
     kind: EtcdType,
 }
 
+/// A `name` label.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct NameLabels {
+    name: String,
+}
+
 /// The `type` label (a Rust keyword, hence the wrapper).
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]
 struct EtcdType(&'static str);
@@ -220,6 +226,7 @@ pub struct Metrics {
     cache_read_wait: HistogramFamily<CacheLabels>,
     cache_terminated: Family<CacheLabels, Counter>,
     storage_watches: Family<EtcdType, Gauge>,
+    leader: Family<NameLabels, Gauge>,
 }
 
 /// The process-wide metrics.
@@ -248,6 +255,7 @@ impl Metrics {
             cache_read_wait: Family::new_with_constructor(read_wait_histogram),
             cache_terminated: Family::default(),
             storage_watches: Family::default(),
+            leader: Family::default(),
         };
         // Both kinds are always reported, as upstream sets both each time.
         for kind in [MUTATING, READ_ONLY] {
@@ -333,6 +341,13 @@ impl Metrics {
             "apiserver_watch_cache_read_wait_seconds",
             "[ALPHA] Histogram of time spent waiting for a watch cache to become fresh",
             m.cache_read_wait.clone(),
+        );
+        registry.register(
+            "leader_election_master_status",
+            "[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 \
+             indicates backup, 1 indicates master. 'name' is the string used to identify the \
+             lease. Please make sure to group by name",
+            m.leader.clone(),
         );
         registry.register(
             "apiserver_terminated_watchers",
@@ -441,6 +456,16 @@ impl Metrics {
                 kind: EtcdType(kind),
             })
             .observe(elapsed.as_secs_f64());
+    }
+
+    /// `leader_election_master_status{name}`: 1 while this process holds
+    /// the leader Lease `name`, 0 while it waits (client-go's series).
+    pub fn leader_status(&self, name: &str) -> Gauge {
+        self.leader
+            .get_or_create(&NameLabels {
+                name: name.to_owned(),
+            })
+            .clone()
     }
 
     /// The gauge of open store watches of `kind` (a storage `type` label).

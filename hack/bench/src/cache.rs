@@ -71,6 +71,14 @@ pub struct Args {
     /// Do not run wrk even if it is on PATH.
     #[arg(long)]
     no_wrk: bool,
+    /// An extra flag for `skein serve` (repeatable), e.g. `--skein-flag=--role=member`
+    /// to measure without the federation's controllers.
+    #[arg(long, allow_hyphen_values = true)]
+    skein_flag: Vec<String>,
+    /// Stop after the RSS measurement (print it, skip the rest): for quick
+    /// memory experiments.
+    #[arg(long)]
+    rss_only: bool,
 }
 
 /// The stores Skein runs on.
@@ -353,11 +361,9 @@ async fn measure(backend: Backend, args: &Args) -> anyhow::Result<StoreRun> {
         format!("{TOKEN},bench,bench-uid,\"system:masters\"\n"),
     )
     .context("writing the token file")?;
-    let skein = Skein::start_with(
-        backend == Backend::Etcd,
-        &[format!("--token-auth-file={}", tokens.display())],
-    )
-    .await?;
+    let mut flags = vec![format!("--token-auth-file={}", tokens.display())];
+    flags.extend(args.skein_flag.iter().cloned());
+    let skein = Skein::start_with(backend == Backend::Etcd, &flags).await?;
     let pid = skein.server.pid().context("skein's pid")?;
     let admin = skein.client(Protocol::H2)?;
     let bearer = skein.credentials.bearer(TOKEN);
@@ -389,6 +395,12 @@ async fn measure(backend: Backend, args: &Args) -> anyhow::Result<StoreRun> {
     list(&admin, &select_path, SELECTED.min(args.selector_total)).await?;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let rss_after_kib = rss_kib(pid)?;
+    if args.rss_only {
+        let per = (rss_after_kib.saturating_sub(rss_before_kib)) as f64 / objects as f64;
+        anyhow::bail!(
+            "--rss-only: RSS {rss_before_kib} -> {rss_after_kib} KiB for {objects} objects: {per:.2} KiB per object"
+        );
+    }
 
     // The bare server answers the very bytes of Skein's LIST.
     let list_body = admin.expect(200, Method::GET, &secrets_path, None).await?;
