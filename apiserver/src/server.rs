@@ -140,7 +140,13 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     // Addresses that stored Services hold are taken before anything is served.
     if let Some(services) = crate::registry::resource::find("", "v1", "services") {
         match state.registry.all_of(&services).await {
-            Ok(existing) => crate::admission::seed(&allocator, existing.iter()),
+            Ok(existing) => {
+                crate::admission::seed(&allocator, existing.iter());
+                tokio::spawn(crate::controllers::service_addresses::run_memory(
+                    state.registry.clone(),
+                    allocator.clone(),
+                ));
+            }
             Err(e) => {
                 store.close().await;
                 return Err(anyhow::anyhow!("reading stored Services failed: {e}"));

@@ -254,3 +254,203 @@ async fn inconsistent_leader_election_flags_are_refused() {
         "{output}"
     );
 }
+
+fn service(name: &str, spec: Value) -> Value {
+    let mut spec = spec;
+    spec["ports"] = spec
+        .get("ports")
+        .cloned()
+        .unwrap_or_else(|| json!([{"port": 80}]));
+    json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": name, "namespace": "default"}, "spec": spec})
+}
+
+/// `n` Services `<prefix>-<i>` created through `api` by 16 tasks; returns
+/// their cluster IPs.
+async fn create_services(api: Api, prefix: &'static str, n: usize) -> Vec<String> {
+    let mut tasks = tokio::task::JoinSet::new();
+    for t in 0..16 {
+        let api = api.clone();
+        tasks.spawn(async move {
+            let mut ips = Vec::new();
+            for i in (t..n).step_by(16) {
+                let created = api
+                    .post(
+                        "/api/v1/namespaces/default/services",
+                        &service(&format!("{prefix}-{i}"), json!({})),
+                    )
+                    .await
+                    .expect(201);
+                ips.push(
+                    created["spec"]["clusterIP"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned(),
+                );
+            }
+            ips
+        });
+    }
+    let mut all = Vec::new();
+    while let Some(ips) = tasks.join_next().await {
+        all.extend(ips.expect("a create task"));
+    }
+    all
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn replicas_never_hand_out_one_address_twice() {
+    let etcd = tokio::task::spawn_blocking(Etcd::start)
+        .await
+        .expect("etcd");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let a = start_replica(&dir.path().join("a"), &etcd).await;
+    let b = start_replica(&dir.path().join("b"), &etcd).await;
+    let (api_a, api_b) = (Api::new(&a), Api::new(&b));
+
+    // 1,000 Services through both replicas at once.
+    let (from_a, from_b) = tokio::join!(
+        create_services(api_a.clone(), "a", 500),
+        create_services(api_b.clone(), "b", 500)
+    );
+    let mut all: Vec<String> = from_a.into_iter().chain(from_b).collect();
+    assert_eq!(all.len(), 1000);
+    assert!(all.iter().all(|ip| ip.starts_with("10.")), "{all:?}");
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), 1000, "every Service got its own cluster IP");
+    // Each address is an IPAddress object naming its Service.
+    let addresses = api_b
+        .get("/apis/networking.k8s.io/v1/ipaddresses")
+        .await
+        .expect(200);
+    let items = addresses["items"].as_array().cloned().unwrap_or_default();
+    for ip in &all {
+        let a = items
+            .iter()
+            .find(|a| a["metadata"]["name"] == *ip)
+            .unwrap_or_else(|| panic!("no IPAddress {ip}"));
+        assert_eq!(a["spec"]["parentRef"]["resource"], "services", "{a}");
+        assert_eq!(a["spec"]["parentRef"]["namespace"], "default", "{a}");
+    }
+
+    // An address or node port taken through one replica is refused
+    // through the other, though that replica never allocated it.
+    let taken = api_a
+        .post(
+            "/api/v1/namespaces/default/services",
+            &service(
+                "fixed",
+                json!({"clusterIP": "10.96.0.77", "type": "NodePort",
+                "ports": [{"port": 80, "nodePort": 30077}]}),
+            ),
+        )
+        .await
+        .expect(201);
+    assert_eq!(taken["spec"]["clusterIP"], "10.96.0.77");
+    let s = api_b
+        .post(
+            "/api/v1/namespaces/default/services",
+            &service("same-ip", json!({"clusterIP": "10.96.0.77"})),
+        )
+        .await
+        .expect_status(422, "Invalid");
+    assert!(
+        skein_tests::http::message(&s)
+            .contains("failed to allocate IP 10.96.0.77: provided IP is already allocated"),
+        "{s}"
+    );
+    let s = api_b
+        .post(
+            "/api/v1/namespaces/default/services",
+            &service(
+                "same-port",
+                json!({"type": "NodePort", "ports": [{"port": 80, "nodePort": 30077}]}),
+            ),
+        )
+        .await
+        .expect_status(422, "Invalid");
+    assert!(
+        skein_tests::http::message(&s).contains("provided port is already allocated"),
+        "{s}"
+    );
+    // Nothing of the refused Services was stored or kept.
+    api_b
+        .get("/api/v1/namespaces/default/services/same-port")
+        .await
+        .expect_status(404, "NotFound");
+    // Deleted through b, the address is free again through b at once
+    // (its claim is gone), whatever a's memory says.
+    api_b
+        .delete("/api/v1/namespaces/default/services/fixed")
+        .await
+        .expect(200);
+    api_b
+        .get("/apis/networking.k8s.io/v1/ipaddresses/10.96.0.77")
+        .await
+        .expect_status(404, "NotFound");
+    api_b
+        .post(
+            "/api/v1/namespaces/default/services",
+            &service(
+                "again",
+                json!({"clusterIP": "10.96.0.77", "type": "NodePort",
+                "ports": [{"port": 80, "nodePort": 30077}]}),
+            ),
+        )
+        .await
+        .expect(201);
+}
+
+/// A Service whose IPAddress is missing (stored before claims existed, or
+/// its claim deleted by hand) gets it back from the repair when the
+/// controllers start.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_address_claim_is_repaired_at_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut server = Server::start(dir.path(), &[]).await;
+    let api = Api::new(&server);
+    let svc = api
+        .post(
+            "/api/v1/namespaces/default/services",
+            &service("web", json!({"type": "NodePort"})),
+        )
+        .await
+        .expect(201);
+    let ip = svc["spec"]["clusterIP"]
+        .as_str()
+        .expect("a cluster IP")
+        .to_owned();
+    let address = format!("/apis/networking.k8s.io/v1/ipaddresses/{ip}");
+    api.get(&address).await.expect(200);
+    api.delete(&address).await.expect(200);
+    server
+        .stop_with(Signal::SIGTERM, Duration::from_secs(20))
+        .await;
+
+    let server = Server::start(dir.path(), &[]).await;
+    let api = Api::new(&server);
+    eventually(
+        Duration::from_secs(10),
+        "the IPAddress is back",
+        async || api.get(&address).await.status == 200,
+    )
+    .await;
+    let a = api.get(&address).await.expect(200);
+    assert_eq!(
+        a["spec"]["parentRef"],
+        json!({"resource": "services", "namespace": "default", "name": "web"})
+    );
+    // The address stays taken: asking for it is refused.
+    let s = api
+        .post(
+            "/api/v1/namespaces/default/services",
+            &service("other", json!({"clusterIP": ip})),
+        )
+        .await
+        .expect_status(422, "Invalid");
+    assert!(
+        skein_tests::http::message(&s).contains("provided IP is already allocated"),
+        "{s}"
+    );
+}

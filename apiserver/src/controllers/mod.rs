@@ -20,6 +20,7 @@ pub mod namespace;
 mod per_namespace;
 pub mod queue;
 pub mod rootca;
+pub mod service_addresses;
 pub mod serviceaccount;
 pub mod simulator;
 
@@ -37,13 +38,15 @@ pub fn spawn_shared(registry: &Registry) {
 /// Starts the controllers only one replica runs, the leader when leader
 /// election is on (kube-controller-manager's, and the `kubernetes`
 /// Service's reconciler): namespace lifecycle, garbage collector,
-/// ServiceAccounts, root CA publisher, ClusterRole aggregation, and, given
+/// ServiceAccounts, root CA publisher, ClusterRole aggregation, the repair
+/// of Service address claims, and, given
 /// the cluster facts, the `kubernetes` Service. They run until the runtime
 /// shuts down.
 pub fn spawn_leader(registry: &Registry, cluster: Option<&Cluster>) {
     tokio::spawn(namespace::run(registry.clone()));
     tokio::spawn(gc::run(registry.clone()));
     tokio::spawn(aggregation::run(registry.clone()));
+    tokio::spawn(service_addresses::run_claims(registry.clone()));
     if let Some(cluster) = cluster {
         tokio::spawn(kubernetes_service::run(
             registry.clone(),

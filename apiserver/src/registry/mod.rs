@@ -11,6 +11,7 @@
 
 mod admit;
 pub mod cache;
+pub mod claims;
 pub mod conversion;
 pub mod custom;
 pub mod dry_run;
@@ -467,9 +468,14 @@ impl Registry {
             dry_run: opts.dry_run,
             requester: opts.requester.as_ref(),
         };
-        admit::mutate(&self.admission, &admission, &mut obj)?;
         let allocator = self.service_allocator(res, opts.dry_run);
+        // What the request itself asks for: never replaced by a claim.
+        let requested = allocator
+            .as_ref()
+            .map(|_| skein_admission::allocator::held(&obj));
+        admit::mutate(&self.admission, &admission, &mut obj)?;
         let admitted = allocator.as_ref().map(|_| obj.clone());
+        let mut claimed = None;
         let result: Result<Value, ApiError> = async {
             let mut causes = validation::object_meta(&obj, strategy::name_rule(res));
             if name.is_empty() && generate.is_none() {
@@ -519,6 +525,12 @@ impl Registry {
                 }
                 return Ok(obj);
             }
+            if let (Some(a), Some(requested)) = (&allocator, &requested) {
+                claimed = Some(
+                    self.claim_service(a, ns, &name, None, &mut obj, requested)
+                        .await?,
+                );
+            }
             let bytes = Registry::encode(Self::storage_form(res, &obj).await?.as_ref())?;
             match self
                 .store
@@ -541,6 +553,9 @@ impl Registry {
         }
         .await;
         if let (Err(_), Some(a), Some(admitted)) = (&result, &allocator, &admitted) {
+            if let Some(claims) = &claimed {
+                self.drop_claims(a, ns, &name, claims).await;
+            }
             crate::admission::service_write_failed(a, None, admitted);
         }
         result
@@ -653,22 +668,46 @@ impl Registry {
             requester: opts.requester.as_ref(),
         };
         let mut obj = wanted;
-        admit::mutate(&self.admission, &admission, &mut obj)?;
         let allocator = self.service_allocator(res, opts.dry_run);
+        let requested = allocator
+            .as_ref()
+            .map(|_| skein_admission::allocator::held(&obj));
+        admit::mutate(&self.admission, &admission, &mut obj)?;
         let admitted = allocator.as_ref().map(|_| obj.clone());
+        let mut claimed = None;
         let result = match self.prepare_update(res, obj, old, target, opts) {
-            Ok(new) => {
-                self.write_update(res, ns, name, new, old, expected, opts)
-                    .await
+            Ok(mut new) => {
+                let claim = match (&allocator, &requested) {
+                    (Some(a), Some(requested)) => self
+                        .claim_service(a, ns, name, Some(old), &mut new, requested)
+                        .await
+                        .map(Some),
+                    _ => Ok(None),
+                };
+                match claim {
+                    Ok(c) => {
+                        claimed = c;
+                        self.write_update(res, ns, name, new, old, expected, opts)
+                            .await
+                    }
+                    Err(e) => Err(e),
+                }
             }
             Err(e) => Err(e),
         };
         if let (Some(a), Some(admitted)) = (&allocator, &admitted) {
             match &result {
-                Err(_) => crate::admission::service_write_failed(a, Some(old), admitted),
+                Err(_) => {
+                    if let Some(claims) = &claimed {
+                        self.drop_claims(a, ns, name, claims).await;
+                    }
+                    crate::admission::service_write_failed(a, Some(old), admitted)
+                }
                 Ok(stored) => {
                     let gone = object::is_deleting(stored) && object::finalizers(stored).is_empty();
-                    crate::admission::service_stored(a, old, (!gone).then_some(stored));
+                    let kept = (!gone).then_some(stored);
+                    self.release_claims(ns, name, old, kept).await;
+                    crate::admission::service_stored(a, old, kept);
                 }
             }
         }
@@ -1118,6 +1157,7 @@ impl Registry {
                 match self.store.delete(&key, Some(current.mod_revision)).await {
                     Ok(_) => {
                         if let Some(a) = self.service_allocator(res, false) {
+                            self.release_claims(ns, name, &obj, None).await;
                             crate::admission::service_stored(&a, &obj, None);
                         }
                         return Ok(Deleted::Gone(obj));
