@@ -116,3 +116,19 @@ embedded store is one file on one volume, so it allows one replica only.
 
 {{/* The data directory inside the container. */}}
 {{- define "skein.dataDir" -}}/var/lib/skein{{- end }}
+
+{{/*
+A new ECDSA P-256 private key as PKCS#8 PEM ("BEGIN PRIVATE KEY"), the form
+--service-account-signing-key-file takes. genPrivateKey "ecdsa" writes
+SEC1 ("BEGIN EC PRIVATE KEY"): its DER (always 121 bytes for P-256) is
+wrapped in the PKCS#8 PrivateKeyInfo header for id-ecPublicKey/prime256v1
+(RFC 5208, RFC 5915), which is the same 29 bytes for every such key.
+*/}}
+{{- define "skein.genPKCS8ECKey" -}}
+{{- $sec1 := regexReplaceAll "-----[A-Z ]+-----|\\s" (genPrivateKey "ecdsa") "" | b64dec }}
+{{- if ne (len $sec1) 121 }}
+{{- fail (printf "genPrivateKey \"ecdsa\" returned a %d-byte key, not a 121-byte P-256 SEC1 key" (len $sec1)) }}
+{{- end }}
+{{- $der := print (b64dec "MIGTAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBHk=") $sec1 }}
+{{- printf "-----BEGIN PRIVATE KEY-----\n%s\n-----END PRIVATE KEY-----\n" (regexFindAll ".{1,64}" (b64enc $der) -1 | join "\n") }}
+{{- end }}
