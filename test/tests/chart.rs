@@ -564,6 +564,30 @@ fn mount_volumes(objects: &[Value], root: &Path) {
     }
 }
 
+/// The container's flags (after `serve`) for a `skein serve` on loopback
+/// with the Pod's files under `root`: paths are rewritten under it; the
+/// data dir, address and port (the harness sets them), the flags in
+/// `drop` and the [`PENDING_FLAGS`] are left out.
+fn chart_args(objects: &[Value], root: &Path, drop: &[&str]) -> Vec<String> {
+    let deploy = find(objects, "Deployment", "skein");
+    let mut args = Vec::new();
+    for arg in strings(&container(deploy)["args"]).into_iter().skip(1) {
+        let (flag, value) = arg.split_once('=').unwrap_or((arg.as_str(), ""));
+        if ["--data-dir", "--bind-address", "--secure-port"].contains(&flag)
+            || drop.contains(&flag)
+            || PENDING_FLAGS.contains(&flag)
+        {
+            continue;
+        }
+        if let Some(path) = value.strip_prefix('/') {
+            args.push(format!("{flag}={}", root.join(path).display()));
+        } else {
+            args.push(arg.clone());
+        }
+    }
+    args
+}
+
 /// The chart's generated audit policy, encryption configuration and
 /// ServiceAccount signing key, mounted as the Pod would see them, start a
 /// real Skein with the chart's own flags: the audit log records requests,
@@ -587,29 +611,9 @@ async fn the_chart_s_configuration_files_start_skein() {
     mount_volumes(&objects, &root);
 
     // The chart's flags, with paths under the mounts; the harness sets the
-    // data dir and port, the test runs on loopback without a host
-    // (--authentication-kubeconfig) and on the embedded store.
-    let deploy = find(&objects, "Deployment", "skein");
-    let mut args = Vec::new();
-    for arg in strings(&container(deploy)["args"]).into_iter().skip(1) {
-        let (flag, value) = arg.split_once('=').unwrap_or((arg.as_str(), ""));
-        if [
-            "--data-dir",
-            "--bind-address",
-            "--secure-port",
-            "--authentication-kubeconfig",
-        ]
-        .contains(&flag)
-            || PENDING_FLAGS.contains(&flag)
-        {
-            continue;
-        }
-        if let Some(path) = value.strip_prefix('/') {
-            args.push(format!("{flag}={}", root.join(path).display()));
-        } else {
-            args.push(arg.clone());
-        }
-    }
+    // data dir and port, and this test runs without a host
+    // (--authentication-kubeconfig).
+    let args = chart_args(&objects, &root, &["--authentication-kubeconfig"]);
     for want in [
         "--audit-policy-file",
         "--audit-log-path",
@@ -935,5 +939,210 @@ async fn helm_install_upgrade_uninstall_into_a_skein_host() {
         ))
         .await
         .expect(404);
+    }
+}
+
+/// Polls APIService `name` on `host` until its Available condition has
+/// `status`; returns the condition.
+async fn wait_available(api: &Api, name: &str, status: &str) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let svc = api
+            .get(&format!(
+                "/apis/apiregistration.k8s.io/v1/apiservices/{name}"
+            ))
+            .await
+            .expect(200);
+        let available = svc["status"]["conditions"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["type"] == "Available"))
+            .cloned();
+        if let Some(c) = available
+            && c["status"] == status
+        {
+            return c;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{name} never Available={status}: {svc}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// The chart end to end on a Skein host (member role): `helm install`,
+/// then the Pod it describes run on loopback — the files of its volumes
+/// (from the installed release's manifest), its flags, and the projected
+/// ServiceAccount token of the chart's ServiceAccount, with which Skein
+/// reads the host's front-proxy settings through the chart's own
+/// authentication kubeconfig. Once an EndpointSlice names it (no kubelet
+/// here), the APIService becomes Available and a host user reaches the
+/// federation through the prefix path with her host identity.
+///
+/// The APIService skips TLS verification here: Skein has no
+/// `--tls-cert-file`/`--tls-private-key-file` yet, so it serves its own
+/// certificate, not the chart's (docs/chart.md).
+#[tokio::test]
+async fn the_installed_chart_registers_a_federation_with_a_skein_host() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tokens = dir.path().join("tokens.csv");
+    std::fs::write(&tokens, "carol-token,carol,carol-uid,\"dev,ops\"\n").expect("write tokens");
+    let host = Server::start(
+        &dir.path().join("host"),
+        &[
+            "--role=member",
+            &format!("--token-auth-file={}", tokens.display()),
+        ],
+    )
+    .await;
+    let host_api = Api::new(&host);
+    let k = &kubectl_binaries()[0];
+    let h = &helm_binaries()[0];
+    kubectl_ok(k, &host, &["create", "namespace", NS]);
+    helm_ok(
+        &host,
+        h,
+        &[
+            "install",
+            RELEASE,
+            &chart(),
+            "-n",
+            NS,
+            "--set",
+            "storage=embedded",
+            "--set",
+            "apiService.insecureSkipTLSVerify=true",
+        ],
+    );
+    // Upstream bootstraps this Role in every cluster; Skein does not yet.
+    host_api
+        .post(
+            "/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/roles",
+            &json!({
+                "metadata": {"name": "extension-apiserver-authentication-reader"},
+                "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch"],
+                           "resourceNames": ["extension-apiserver-authentication"]}],
+            }),
+        )
+        .await
+        .expect(201);
+
+    // The Pod's files: its volumes, and the ServiceAccount token and host
+    // CA the kubelet projects, with the in-cluster address replaced by
+    // the host's.
+    let manifest = helm_ok(&host, h, &["get", "manifest", RELEASE, "-n", NS]);
+    let objects = parse_yaml(&manifest);
+    let root = dir.path().join("pod");
+    mount_volumes(&objects, &root);
+    let sa_dir = root.join("var/run/secrets/kubernetes.io/serviceaccount");
+    std::fs::create_dir_all(&sa_dir).expect("mkdir");
+    let token = kubectl_ok(k, &host, &["create", "token", "skein", "-n", NS]);
+    std::fs::write(sa_dir.join("token"), token.trim()).expect("write the token");
+    std::fs::write(sa_dir.join("ca.crt"), host.pki_file("ca.crt")).expect("write the CA");
+    let authn = root.join("etc/skein/authentication/kubeconfig");
+    let text = std::fs::read_to_string(&authn).expect("the chart's authentication kubeconfig");
+    let text = text
+        .replace("https://kubernetes.default.svc:443", &host.url(""))
+        .replace(
+            "/var/run/secrets",
+            &root.join("var/run/secrets").display().to_string(),
+        );
+    std::fs::write(&authn, text).expect("rewrite the kubeconfig");
+
+    let args = chart_args(&objects, &root, &[]);
+    assert!(
+        args.iter()
+            .any(|a| a.starts_with("--authentication-kubeconfig=")),
+        "{args:?}"
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let federation = Server::start(&dir.path().join("federation"), &args).await;
+
+    // The Service's endpoint is the federation on loopback.
+    host_api
+        .post(
+            &format!("/apis/discovery.k8s.io/v1/namespaces/{NS}/endpointslices"),
+            &json!({
+                "metadata": {"name": "skein-loopback", "labels": {"kubernetes.io/service-name": "skein"}},
+                "addressType": "IPv4",
+                "ports": [{"name": "https", "port": federation.addr.port(), "protocol": "TCP"}],
+                "endpoints": [{"addresses": ["127.0.0.1"], "conditions": {"ready": true}}],
+            }),
+        )
+        .await
+        .expect(201);
+    let available = wait_available(&host_api, "v1alpha1.federation.skein.io", "True").await;
+    assert_eq!(available["reason"], "Passed", "{available}");
+
+    // carol may use the proxy on the host and is an admin in the federation.
+    host_api
+        .post(
+            "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+            &json!({"metadata": {"name": "federation-user"}, "rules": [
+                {"apiGroups": ["federation.skein.io"], "resources": ["federations/proxy"], "verbs": ["*"]}
+            ]}),
+        )
+        .await
+        .expect(201);
+    host_api
+        .post(
+            "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+            &json!({"metadata": {"name": "federation-users"},
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "federation-user"},
+                    "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "dev"}]}),
+        )
+        .await
+        .expect(201);
+    Api::new(&federation)
+        .post(
+            "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+            &json!({"metadata": {"name": "ops-admin"},
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+                    "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "ops"}]}),
+        )
+        .await
+        .expect(201);
+
+    let host_config = host.token_kubeconfig("carol", "carol-token");
+    let out = Command::new(skein_tests::skein_bin())
+        .args(["kubeconfig", "--aggregated", "--host-kubeconfig"])
+        .arg(&host_config)
+        .output()
+        .expect("run skein kubeconfig");
+    let config = dir.path().join("carol-federation.kubeconfig");
+    std::fs::write(&config, ok(&out, "skein kubeconfig --aggregated")).expect("write");
+    for k in kubectl_binaries() {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let out = loop {
+            let out = host.kubectl_with(&k, &config, &["auth", "whoami", "-o", "json"]);
+            if out.status.success() || std::time::Instant::now() > deadline {
+                break out;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        };
+        let review: Value =
+            serde_json::from_str(&ok(&out, &tool(&k))).expect("a SelfSubjectReview");
+        assert_eq!(
+            review["status"]["userInfo"]["username"], "carol",
+            "{review}"
+        );
+        // What she creates lands in the federation, not in the host.
+        let name = format!("from-chart-{}", skein_tests::kubectl::client_minor(&k));
+        let out = host.kubectl_with(&k, &config, &["create", "namespace", &name]);
+        assert_eq!(ok(&out, &tool(&k)), format!("namespace/{name} created\n"));
+        Api::new(&federation)
+            .get(&format!("/api/v1/namespaces/{name}"))
+            .await
+            .expect(200);
+        host_api
+            .get(&format!("/api/v1/namespaces/{name}"))
+            .await
+            .expect(404);
+        let out = host.kubectl_with(
+            &k,
+            &config,
+            &["get", "namespace", "kube-system", "-o", "name"],
+        );
+        assert_eq!(ok(&out, &tool(&k)), "namespace/kube-system\n");
     }
 }
