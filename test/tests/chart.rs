@@ -752,6 +752,33 @@ async fn rendered_manifests_pass_a_server_side_dry_run() {
             }
         }
     }
+    // The dry run validates: an unknown field is refused (kubectl asks for
+    // strict field validation).
+    let bad = template(&helm_binaries()[0], dir.path(), &[]);
+    let bad = bad.replace(
+        "emptyDir: {}\n        - name: tmp",
+        "emptyDir: {}\n          bogus: 1\n        - name: tmp",
+    );
+    assert!(bad.contains("bogus: 1"), "the data volume moved:\n{bad}");
+    let file = dir.path().join("bad.yaml");
+    std::fs::write(&file, &bad).expect("write");
+    let file = file.to_string_lossy().into_owned();
+    for k in &kubectls {
+        let out = kubectl(
+            k,
+            &server,
+            &["apply", "--dry-run=server", "-f", &file],
+            KUBECTL_TIMEOUT,
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success()
+                && stderr.contains(r#"unknown field "spec.template.spec.volumes[0].bogus""#),
+            "{}: {stderr}",
+            describe(k, &["apply", "--dry-run=server"])
+        );
+    }
+
     // A dry run stores nothing.
     Api::new(&server)
         .get("/apis/apiregistration.k8s.io/v1/apiservices/v1alpha1.federation.skein.io")
