@@ -511,6 +511,35 @@ fn embedded_storage_renders_one_replica_on_a_pvc() {
     }
 }
 
+/// values.schema.json refuses a misspelt key and a bad enum value before
+/// anything renders, with both Helm versions.
+#[test]
+fn values_are_checked_against_the_schema() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let chart = chart();
+    for h in &helm_binaries() {
+        for (set, names) in [
+            ("stroage=embedded", "stroage"),
+            ("storage=sqlite", "storage"),
+            ("members[0].name=East", "name"),
+        ] {
+            let out = helm_offline(
+                h,
+                home.path(),
+                &["template", RELEASE, &chart, "-n", NS, "--set", set],
+            );
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                !out.status.success()
+                    && stderr.contains("don't meet the specifications of the schema")
+                    && stderr.contains(names),
+                "{} --set {set}: {stderr}",
+                tool(h)
+            );
+        }
+    }
+}
+
 /// Lays the ConfigMap, Secret and emptyDir volumes of the Deployment out
 /// under `root` as the kubelet mounts them (`root/<mountPath>/<key>`).
 fn mount_volumes(objects: &[Value], root: &Path) {
