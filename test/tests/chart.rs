@@ -623,7 +623,7 @@ fn chart_args(objects: &[Value], root: &Path, drop: &[&str]) -> Vec<String> {
 /// Secrets are encrypted in the store with the generated key, and
 /// `kubectl create token` signs with the chart's key.
 #[tokio::test]
-async fn the_chart_s_configuration_files_start_skein() {
+async fn the_chart_s_files_and_flags_start_skein() {
     let home = tempfile::tempdir().expect("tempdir");
     let helm_bin = &helm_binaries()[0];
     let objects = render(
