@@ -14,8 +14,12 @@
 ARG RUST_VERSION=1.89
 
 FROM rust:${RUST_VERSION}-bookworm AS builder
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 # musl-tools: a C toolchain for the static target (ring and mimalloc build C);
 # protobuf-compiler: etcd-client's build script compiles etcd's .proto files.
+# Build-stage tools only (nothing of them reaches the image): bookworm's
+# versions, unpinned.
+# hadolint ignore=DL3008
 RUN apt-get update \
  && apt-get install -y --no-install-recommends musl-tools protobuf-compiler \
  && rm -rf /var/lib/apt/lists/*
