@@ -534,6 +534,17 @@ pub struct ProtectConfig {
     #[arg(long)]
     pub encryption_provider_config: Option<PathBuf>,
 
+    /// The HTTPS serving certificate (PEM; intermediates after it), as
+    /// kube-apiserver's `--tls-cert-file`. Without it Skein serves the
+    /// certificate it generates in `<data-dir>/pki`. Needs
+    /// `--tls-private-key-file`.
+    #[arg(long, requires = "tls_private_key_file")]
+    pub tls_cert_file: Option<PathBuf>,
+
+    /// The private key of `--tls-cert-file` (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, requires = "tls_cert_file")]
+    pub tls_private_key_file: Option<PathBuf>,
+
     /// Minimum TLS version: `VersionTLS12` or `VersionTLS13`
     /// (`VersionTLS10`/`VersionTLS11` are refused as insecure).
     #[arg(long, default_value = "VersionTLS12")]

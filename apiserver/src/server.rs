@@ -75,11 +75,35 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let front_proxy = http::requestheader::RequestHeader::load(&config.front_proxy)
         .await?
         .map(Arc::new);
+    // `--tls-cert-file`/`--tls-private-key-file` replace the generated
+    // serving certificate (the generated CA still verifies clients).
+    let mut serving = pki.clone();
+    if let (Some(cert), Some(key)) = (
+        &config.protect.tls_cert_file,
+        &config.protect.tls_private_key_file,
+    ) {
+        let read = |p: &std::path::Path, flag: &str| {
+            std::fs::read_to_string(p)
+                .map_err(|e| Error::Config(format!("{flag} {}: {e}", p.display())))
+        };
+        serving.serving = pki::CertKey {
+            cert_pem: read(cert, "--tls-cert-file")?,
+            key_pem: read(key, "--tls-private-key-file")?,
+        };
+    }
     let tls = http::tls::server_tls(
-        &pki,
+        &serving,
         &tls_policy,
         front_proxy.as_ref().map(|f| f.ca_pem.as_slice()),
-    )?;
+    )
+    .map_err(|e| match &config.protect.tls_cert_file {
+        Some(cert) => Error::Config(format!(
+            "--tls-cert-file {} with --tls-private-key-file: {e} (the key must match the \
+             certificate)",
+            cert.display()
+        )),
+        None => e,
+    })?;
 
     let requested = SocketAddr::new(config.bind_address, config.secure_port);
     let listener = TcpListener::bind(requested)

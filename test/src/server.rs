@@ -20,6 +20,10 @@ use nix::unistd::Pid;
 /// How long a server may take to become ready.
 pub const START_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// A file in a server's data dir holding one more CA (PEM) its clients
+/// trust: for servers started with `--tls-cert-file`.
+pub const TRUSTED_CA: &str = "trusted-ca.crt";
+
 /// The stdout line prefix that announces the bound address.
 const SERVING_LINE: &str = "Serving securely on ";
 
@@ -197,6 +201,13 @@ impl Server {
             .tls_built_in_root_certs(false)
             .add_root_certificate(ca)
             .timeout(Duration::from_secs(10));
+        // A server given its serving certificate (`--tls-cert-file`) is
+        // verified with the CA the test put beside its data.
+        if let Ok(pem) = fs::read(self.data_dir.join(TRUSTED_CA)) {
+            builder = builder.add_root_certificate(
+                reqwest::Certificate::from_pem(&pem).expect("the trusted CA is PEM"),
+            );
+        }
         if admin {
             builder = builder.identity(self.admin_identity());
         }

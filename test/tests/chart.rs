@@ -34,10 +34,6 @@ const RELEASE: &str = "skein";
 const NS: &str = "skein-system";
 const KUBECTL_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Flags the chart passes that `skein serve` does not have yet (they are
-/// being added in parallel; docs/chart.md lists them).
-const PENDING_FLAGS: &[&str] = &["--leader-elect"];
-
 /// `<repo>/charts/skein`.
 fn chart() -> String {
     let chart = skein_tests::repo_root().join("charts").join("skein");
@@ -213,6 +209,8 @@ fn default_args() -> Vec<String> {
         "--audit-log-maxsize=100",
         "--audit-log-maxbackup=5",
         "--audit-log-maxage=7",
+        "--tls-cert-file=/etc/skein/tls/tls.crt",
+        "--tls-private-key-file=/etc/skein/tls/tls.key",
         "--tls-min-version=VersionTLS12",
     ]
     .map(String::from)
@@ -357,7 +355,7 @@ fn default_values_render_two_replicas_on_etcd_behind_an_apiservice() {
         for arg in &args[1..] {
             let flag = arg.split('=').next().unwrap_or_default();
             assert!(
-                known.iter().any(|k| k == flag) || PENDING_FLAGS.contains(&flag),
+                known.iter().any(|k| k == flag),
                 "the chart passes {flag}, which `skein serve --help` does not list"
             );
         }
@@ -596,15 +594,13 @@ fn mount_volumes(objects: &[Value], root: &Path) {
 /// The container's flags (after `serve`) for a `skein serve` on loopback
 /// with the Pod's files under `root`: paths are rewritten under it; the
 /// data dir, address and port (the harness sets them), the flags in
-/// `drop` and the [`PENDING_FLAGS`] are left out.
+/// `drop` are left out.
 fn chart_args(objects: &[Value], root: &Path, drop: &[&str]) -> Vec<String> {
     let deploy = find(objects, "Deployment", "skein");
     let mut args = Vec::new();
     for arg in strings(&container(deploy)["args"]).into_iter().skip(1) {
         let (flag, value) = arg.split_once('=').unwrap_or((arg.as_str(), ""));
-        if ["--data-dir", "--bind-address", "--secure-port"].contains(&flag)
-            || drop.contains(&flag)
-            || PENDING_FLAGS.contains(&flag)
+        if ["--data-dir", "--bind-address", "--secure-port"].contains(&flag) || drop.contains(&flag)
         {
             continue;
         }
@@ -641,8 +637,18 @@ async fn the_chart_s_files_and_flags_start_skein() {
 
     // The chart's flags, with paths under the mounts; the harness sets the
     // data dir and port, and this test runs without a host
-    // (--authentication-kubeconfig).
-    let args = chart_args(&objects, &root, &["--authentication-kubeconfig"]);
+    // (--authentication-kubeconfig). It serves Skein's own certificate,
+    // which the admin kubeconfig kubectl uses here trusts (the chart's is
+    // served in the end-to-end test below).
+    let args = chart_args(
+        &objects,
+        &root,
+        &[
+            "--authentication-kubeconfig",
+            "--tls-cert-file",
+            "--tls-private-key-file",
+        ],
+    );
     for want in [
         "--audit-policy-file",
         "--audit-log-path",
@@ -1035,9 +1041,11 @@ async fn wait_available(api: &Api, name: &str, status: &str) -> Value {
 /// here), the APIService becomes Available and a host user reaches the
 /// federation through the prefix path with her host identity.
 ///
-/// The APIService skips TLS verification here: Skein has no
-/// `--tls-cert-file`/`--tls-private-key-file` yet, so it serves its own
-/// certificate, not the chart's (docs/chart.md).
+/// Skein serves the chart's certificate (`--tls-cert-file`), which the
+/// host verifies against the APIService's `caBundle` for the Service's
+/// name; the certificate also names 127.0.0.1 (`tls.extraIPAddresses`)
+/// so that the test's own client, which dials the address, verifies it
+/// too.
 #[tokio::test]
 async fn the_installed_chart_registers_a_federation_with_a_skein_host() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -1067,7 +1075,7 @@ async fn the_installed_chart_registers_a_federation_with_a_skein_host() {
             "--set",
             "storage=embedded",
             "--set",
-            "apiService.insecureSkipTLSVerify=true",
+            "tls.extraIPAddresses={127.0.0.1}",
         ],
     );
     // Upstream bootstraps this Role in every cluster; Skein does not yet.
@@ -1111,8 +1119,19 @@ async fn the_installed_chart_registers_a_federation_with_a_skein_host() {
             .any(|a| a.starts_with("--authentication-kubeconfig=")),
         "{args:?}"
     );
+    assert!(
+        args.iter().any(|a| a.starts_with("--tls-cert-file=")),
+        "{args:?}"
+    );
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let federation = Server::start(&dir.path().join("federation"), &args).await;
+    let fed_dir = dir.path().join("federation");
+    std::fs::create_dir_all(&fed_dir).expect("mkdir");
+    std::fs::copy(
+        root.join("etc/skein/tls/ca.crt"),
+        fed_dir.join(skein_tests::server::TRUSTED_CA),
+    )
+    .expect("trust the chart's CA");
+    let federation = Server::start(&fed_dir, &args).await;
 
     // The Service's endpoint is the federation on loopback.
     host_api
