@@ -311,6 +311,31 @@ async fn system_namespaces_priority_classes_and_roles_exist() {
             binding["subjects"],
             json!([{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:masters"}])
         );
+        // What an aggregated API server's chart binds to, as upstream.
+        let delegator = get_json(k, s, &["get", "clusterrole", "system:auth-delegator"]);
+        assert_eq!(
+            delegator["rules"],
+            json!([
+                {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
+                {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
+            ])
+        );
+        let reader = get_json(
+            k,
+            s,
+            &[
+                "get",
+                "role",
+                "-n",
+                "kube-system",
+                "extension-apiserver-authentication-reader",
+            ],
+        );
+        assert_eq!(
+            reader["rules"],
+            json!([{"apiGroups": [""], "resources": ["configmaps"],
+                "resourceNames": ["extension-apiserver-authentication"], "verbs": ["get", "list", "watch"]}])
+        );
     }
 }
 

@@ -1078,18 +1078,16 @@ async fn the_installed_chart_registers_a_federation_with_a_skein_host() {
             "tls.extraIPAddresses={127.0.0.1}",
         ],
     );
-    // Upstream bootstraps this Role in every cluster; Skein does not yet.
-    host_api
-        .post(
-            "/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/roles",
-            &json!({
-                "metadata": {"name": "extension-apiserver-authentication-reader"},
-                "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch"],
-                           "resourceNames": ["extension-apiserver-authentication"]}],
-            }),
-        )
+    // The Role the chart binds to is bootstrapped, as upstream's.
+    let reader = host_api
+        .get("/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/roles/extension-apiserver-authentication-reader")
         .await
-        .expect(201);
+        .expect(200);
+    assert_eq!(
+        reader["rules"][0]["resourceNames"],
+        json!(["extension-apiserver-authentication"]),
+        "{reader}"
+    );
 
     // The Pod's files: its volumes, and the ServiceAccount token and host
     // CA the kubelet projects, with the in-cluster address replaced by

@@ -77,7 +77,32 @@ pub async fn ensure(registry: &Registry) -> Result<(), ApiError> {
     for binding in cluster_role_bindings() {
         create(registry, RBAC, "v1", "clusterrolebindings", binding).await?;
     }
+    for (ns, role) in namespaced_roles() {
+        create_in(registry, RBAC, "v1", "roles", ns, role).await?;
+    }
     Ok(())
+}
+
+/// The namespaced bootstrap Roles an aggregated API server's chart binds
+/// to, as upstream's bootstrap policy: `extension-apiserver-authentication-reader`
+/// in `kube-system` (read the front-proxy settings ConfigMap).
+pub fn namespaced_roles() -> Vec<(&'static str, Value)> {
+    let mut meta = rbac_meta("extension-apiserver-authentication-reader", &[]);
+    meta["namespace"] = json!("kube-system");
+    vec![(
+        "kube-system",
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": meta,
+            "rules": [{
+                "apiGroups": [""],
+                "resources": ["configmaps"],
+                "resourceNames": ["extension-apiserver-authentication"],
+                "verbs": ["get", "list", "watch"],
+            }],
+        }),
+    )]
 }
 
 /// Creates the [`SYSTEM_NAMESPACES`] that are missing (also run
@@ -103,17 +128,30 @@ async fn create(
     plural: &str,
     obj: Value,
 ) -> Result<(), ApiError> {
+    create_in(registry, group, version, plural, "", obj).await
+}
+
+/// Creates `obj` in namespace `ns` ("" for cluster-scoped) unless it
+/// exists.
+async fn create_in(
+    registry: &Registry,
+    group: &str,
+    version: &str,
+    plural: &str,
+    ns: &str,
+    obj: Value,
+) -> Result<(), ApiError> {
     let Some(res) = resource::find(group, version, plural) else {
         return Ok(());
     };
     let name = object::name(&obj).to_string();
-    if registry.get(&res, "", &name).await.is_ok() {
+    if registry.get(&res, ns, &name).await.is_ok() {
         return Ok(());
     }
     let obj = res
         .normalize(obj)
         .map_err(|e| ApiError::internal(e.to_string()))?;
-    match registry.create(&res, "", obj, &opts()).await {
+    match registry.create(&res, ns, obj, &opts()).await {
         Ok(_) => {
             tracing::info!(resource = res.plural, name, "created bootstrap object");
             Ok(())
@@ -180,7 +218,10 @@ fn aggregated(name: &str, selects: &str, extra_labels: &[(&str, &str)]) -> Value
 }
 
 /// `cluster-admin`, `admin`, `edit`, `view` as upstream's bootstrap policy
-/// defines them (`edit` aggregates into `admin`, `view` into `edit`).
+/// defines them (`edit` aggregates into `admin`, `view` into `edit`), and
+/// the `system:` roles Skein's own clients and aggregated API servers use
+/// (`system:discovery`, `system:basic-user`, `system:auth-delegator`,
+/// `system:public-info-viewer`).
 pub fn cluster_roles() -> Vec<Value> {
     let admin_label = format!("{AGGREGATE_TO}admin");
     let edit_label = format!("{AGGREGATE_TO}edit");
@@ -213,6 +254,15 @@ pub fn cluster_roles() -> Vec<Value> {
             "rules": [
                 {"apiGroups": ["authorization.k8s.io"], "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"], "verbs": ["create"]},
                 {"apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"], "verbs": ["create"]},
+            ],
+        }),
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": rbac_meta("system:auth-delegator", &[]),
+            "rules": [
+                {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
+                {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
             ],
         }),
         json!({

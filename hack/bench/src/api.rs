@@ -5,7 +5,10 @@
 //! targets of the native-API issue. Beside them, with the same client and
 //! concurrency, GET and CREATE of a 1 KiB custom resource whose CRD has ten
 //! CEL rules and defaults ([`crate::custom`]), as ratios to the Secret
-//! cells (the CRD issue's targets).
+//! cells (the CRD issue's targets); and GET and CREATE of Secrets as a
+//! user authorized by RBAC through a RoleBinding among 200, audited at
+//! Metadata level, as ratios to the same requests by the admin (issue 14's
+//! targets; the audit policy records only that user).
 //!
 //! Every response is checked: status, the name of the Secret got or
 //! created, the number of items in each LIST, the bare body's size. After
@@ -81,6 +84,32 @@ const CREATE_VS_STORAGE_TARGET: f64 = 0.7;
 /// GET ≥ 0.9× Secret GET.
 const CR_CREATE_VS_SECRET_TARGET: f64 = 0.8;
 const CR_GET_VS_SECRET_TARGET: f64 = 0.9;
+/// Targets of issue 14: with RBAC (a RoleBinding among 200, 50 extra
+/// ClusterRoles) and audit at Metadata, GET ≥ 0.8× and CREATE ≥ 0.85× of
+/// the same requests by `system:masters` with no audit.
+const RBAC_GET_TARGET: f64 = 0.8;
+const RBAC_CREATE_TARGET: f64 = 0.85;
+/// The user of the RBAC cells, its token, and the RBAC objects around it.
+const RBAC_USER: &str = "bench-user";
+const RBAC_TOKEN: &str = "bench-rbac-token";
+const NOISE_ROLE_BINDINGS: usize = 200;
+const NOISE_CLUSTER_ROLES: usize = 50;
+/// Audit only the RBAC user's requests, at Metadata, as a typical
+/// production policy does (no RequestReceived stage).
+const AUDIT_POLICY: &str = "apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  users: [bench-user]
+- level: None
+";
+
+/// Issue 14: GET through a host's aggregator ≥ 0.5× direct GET.
+const HOST_GET_TARGET: f64 = 0.5;
+/// The federated context's path prefix on a host.
+const HOST_PREFIX: &str = "/apis/federation.skein.io/v1alpha1/federations/default/proxy";
+
 /// How long the benchmark CRD may take to be served.
 const CRD_SETTLE: Duration = Duration::from_secs(60);
 /// The namespace LIST and GET read, and the one CREATE writes to.
@@ -144,15 +173,21 @@ enum Measure {
     Create,
     CrCreate,
     StorageCreate,
+    RbacGet,
+    RbacCreate,
+    HostGet,
 }
 
-const MEASURES: [Measure; 8] = [
+const MEASURES: [Measure; 11] = [
     Measure::BareGet,
     Measure::Get,
+    Measure::RbacGet,
+    Measure::HostGet,
     Measure::CrGet,
     Measure::List,
     Measure::BareCreate,
     Measure::Create,
+    Measure::RbacCreate,
     Measure::CrCreate,
     Measure::StorageCreate,
 ];
@@ -172,6 +207,18 @@ impl Measure {
                 "skein: CREATE custom resource (JSON; 10 CEL rules, defaults)".into()
             }
             Measure::StorageCreate => format!("storage layer: create 1 KiB ({storage})"),
+            Measure::RbacGet => {
+                "skein: GET Secret as a user bound by a RoleBinding (RBAC; audit at Metadata)"
+                    .into()
+            }
+            Measure::RbacCreate => {
+                "skein: CREATE Secret as a user bound by a RoleBinding (RBAC; audit at Metadata)"
+                    .into()
+            }
+            Measure::HostGet => {
+                "skein through a host: GET Secret by the prefix path on a host Skein's aggregator"
+                    .into()
+            }
         }
     }
 }
@@ -180,6 +227,12 @@ impl Measure {
 #[derive(Clone)]
 struct Systems {
     skein: Https,
+    /// The same server as [`RBAC_USER`] (bearer token): authorized by RBAC
+    /// through a RoleBinding, audited at Metadata level.
+    rbac: Https,
+    /// The host Skein (member role) whose aggregator proxies to this one:
+    /// its admin, through the prefix path.
+    host: Https,
     bare: Https,
     store: Arc<dyn Store>,
     list_size: usize,
@@ -222,11 +275,16 @@ impl Systems {
                     bare::BODY_BYTES
                 );
             }
-            Measure::Get => {
+            Measure::Get | Measure::RbacGet | Measure::HostGet => {
+                let (client, prefix) = match what {
+                    Measure::Get => (&self.skein, ""),
+                    Measure::RbacGet => (&self.rbac, ""),
+                    _ => (&self.host, HOST_PREFIX),
+                };
                 let n = (task as u64 * 7919 + i) % self.list_size as u64;
                 let name = format!("s-{n:05}");
-                let path = format!("/api/v1/namespaces/{LIST_NS}/secrets/{name}");
-                let body = self.skein.expect(200, Method::GET, &path, None).await?;
+                let path = format!("{prefix}/api/v1/namespaces/{LIST_NS}/secrets/{name}");
+                let body = client.expect(200, Method::GET, &path, None).await?;
                 let got: Named = serde_json::from_slice(&body).context("GET: not a Secret")?;
                 anyhow::ensure!(
                     got.metadata.name == name,
@@ -260,12 +318,16 @@ impl Systems {
                     reply.len()
                 );
             }
-            Measure::Create => {
-                let name = format!("{run}-{task}-{i}");
+            Measure::Create | Measure::RbacCreate => {
+                let (client, tag) = if what == Measure::Create {
+                    (&self.skein, "")
+                } else {
+                    (&self.rbac, "u")
+                };
+                let name = format!("{run}{tag}-{task}-{i}");
                 let path = format!("/api/v1/namespaces/{CREATE_NS}/secrets");
                 let body = secret(CREATE_NS, &name);
-                let reply = self
-                    .skein
+                let reply = client
                     .expect(201, Method::POST, &path, Some(("application/json", body)))
                     .await?;
                 self.created.fetch_add(1, Ordering::Relaxed);
@@ -414,7 +476,37 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         "bench api: starting skein{}…",
         if args.etcd { " on etcd" } else { "" }
     );
-    let skein = Skein::start(args.etcd).await?;
+    // The RBAC cells' user (a static token) and the audit policy that
+    // records only that user's requests.
+    let files = tempfile::tempdir().context("temp dir for the token and audit files")?;
+    let tokens = files.path().join("tokens.csv");
+    std::fs::write(
+        &tokens,
+        format!("{RBAC_TOKEN},{RBAC_USER},{RBAC_USER}-uid,\"bench\"\n"),
+    )
+    .context("writing the token file")?;
+    let policy = files.path().join("audit-policy.yaml");
+    std::fs::write(&policy, AUDIT_POLICY).context("writing the audit policy")?;
+    let audit_log = files.path().join("audit.log");
+    // A host Skein (member role) whose aggregator will proxy to the one
+    // under test, which trusts the host's front-proxy certificate.
+    eprintln!("bench api: starting the host skein…");
+    let host = Skein::start_with(false, &["--role=member".to_owned()]).await?;
+    let skein = Skein::start_with(
+        args.etcd,
+        &[
+            format!("--token-auth-file={}", tokens.display()),
+            format!("--audit-policy-file={}", policy.display()),
+            format!("--audit-log-path={}", audit_log.display()),
+            format!(
+                "--authentication-kubeconfig={}",
+                host.server.kubeconfig().display()
+            ),
+        ],
+    )
+    .await?;
+    let host_client = host.client(args.protocol)?;
+    register_on_host(&host_client, skein.server.addr.port()).await?;
     let etcd_endpoint = skein.etcd.as_ref().map(|e| e.endpoint());
     let bare_server = BareServer::start(&skein.pki_dir(), etcd_endpoint.as_deref())?;
     let storage_dir = tempfile::tempdir().context("temp dir for the storage column")?;
@@ -442,8 +534,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             "etcd backend",
         ),
     };
+    let rbac_credentials = skein.credentials.bearer(RBAC_TOKEN);
     let systems = Systems {
         skein: skein.client(args.protocol)?,
+        rbac: Https::new(skein.server.addr, &rbac_credentials, args.protocol)?,
+        host: host_client,
         bare: Https::new(bare_server.addr, &skein.credentials, args.protocol)?,
         store: store.clone(),
         list_size: args.list_size,
@@ -503,6 +598,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     for r in results {
         r.context("populating the custom resources")?;
     }
+
+    eprintln!(
+        "  RBAC: {NOISE_CLUSTER_ROLES} ClusterRoles, {NOISE_ROLE_BINDINGS} RoleBindings, and {RBAC_USER}'s…"
+    );
+    rbac_objects(&systems.skein).await?;
 
     // Sizes and protocols, once.
     let get_reply = systems
@@ -592,6 +692,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let cr_stored = count(&systems.skein, &custom::collection(CREATE_NS)).await?;
     store.close().await;
     let backend = skein.backend();
+    let audited = audit_lines(&audit_log)?;
     drop(bare_server);
     drop(skein);
 
@@ -630,8 +731,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     ));
     facts.push((
         "servers",
-        "skein serve and the bare server are separate processes (Tokio multi-thread, one \
-         worker per core) with the same TLS layer (skein_apiserver::http::tls: same \
+        "skein serve, the host skein (member role, embedded store; it only proxies the \
+         through-a-host GETs) and the bare server are separate processes (Tokio \
+         multi-thread, one worker per core) with the same TLS layer (skein_apiserver::http::tls: same \
          certificates, client-certificate verification, ALPN h2/http1.1, hyper auto builder)"
             .into(),
     ));
@@ -745,6 +847,48 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         }
     }
 
+    for (what, plain, target, name) in [
+        (
+            Measure::RbacGet,
+            Measure::Get,
+            RBAC_GET_TARGET,
+            "GET with RBAC and audit / GET as system:masters, no audit",
+        ),
+        (
+            Measure::RbacCreate,
+            Measure::Create,
+            RBAC_CREATE_TARGET,
+            "CREATE with RBAC and audit / CREATE as system:masters, no audit",
+        ),
+    ] {
+        if both(what, plain) {
+            let (with, without) = (cell(what), cell(plain));
+            let ratio = with.rate() / without.rate();
+            let _ = writeln!(
+                w,
+                "| {name} | {ratio:.2}× | ≥ {target:.2}× | {} |",
+                verdict(ratio, target, &[with, without])
+            );
+        } else {
+            let _ = writeln!(w, "| {name} | not measured (--only) | ≥ {target:.2}× | — |");
+        }
+    }
+
+    if both(Measure::HostGet, Measure::Get) {
+        let (through, direct) = (cell(Measure::HostGet), cell(Measure::Get));
+        let ratio = through.rate() / direct.rate();
+        let _ = writeln!(
+            w,
+            "| GET through a host's aggregator / direct GET | {ratio:.2}× | ≥ {HOST_GET_TARGET:.1}× | {} |",
+            verdict(ratio, HOST_GET_TARGET, &[through, direct])
+        );
+    } else {
+        let _ = writeln!(
+            w,
+            "| GET through a host's aggregator / direct GET | not measured (--only) | ≥ {HOST_GET_TARGET:.1}× | — |"
+        );
+    }
+
     let bare_create = cell(Measure::BareCreate);
     if both(Measure::BareCreate, Measure::StorageCreate)
         && both(Measure::Create, Measure::BareCreate)
@@ -785,6 +929,20 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         args.list_size,
         bare::BODY_BYTES
     );
+    let audit_ok = audited.others == 0
+        && (!selected(&Measure::RbacGet) && !selected(&Measure::RbacCreate) || audited.user > 0);
+    let _ = writeln!(
+        w,
+        "- audit log: {} events of {RBAC_USER} at Metadata, {} of anyone else (policy: \
+         Metadata for {RBAC_USER}, None otherwise): {}.",
+        audited.user,
+        audited.others,
+        if audit_ok {
+            "as the policy says"
+        } else {
+            "WRONG"
+        }
+    );
     let _ = writeln!(w, "\n{}", noise_line(others, cells.iter()));
 
     let errors = error_lines(
@@ -817,6 +975,168 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         "the server holds {cr_stored} created custom resources, the client saw {cr_acknowledged}"
     );
     anyhow::ensure!(listed == args.list_size, "{LIST_NS} holds {listed} Secrets");
+    anyhow::ensure!(audit_ok, "the audit log does not follow the policy");
+    Ok(())
+}
+
+/// Registers the Skein under test (`port` on loopback) with the host as
+/// the APIService `v1alpha1.federation.skein.io` (Service
+/// `skein-system/skein`, an EndpointSlice naming 127.0.0.1), then waits
+/// until the host reports it Available.
+async fn register_on_host(host: &Https, port: u16) -> anyhow::Result<()> {
+    let post = |path: &'static str, body: serde_json::Value| {
+        let host = host.clone();
+        async move {
+            host.expect(
+                201,
+                Method::POST,
+                path,
+                Some(("application/json", Bytes::from(body.to_string()))),
+            )
+            .await
+            .map(drop)
+        }
+    };
+    post(
+        "/api/v1/namespaces",
+        serde_json::json!({"metadata": {"name": "skein-system"}}),
+    )
+    .await?;
+    post(
+        "/api/v1/namespaces/skein-system/services",
+        serde_json::json!({"metadata": {"name": "skein"},
+            "spec": {"ports": [{"name": "https", "port": 443, "targetPort": "https"}]}}),
+    )
+    .await?;
+    post(
+        "/apis/discovery.k8s.io/v1/namespaces/skein-system/endpointslices",
+        serde_json::json!({
+            "metadata": {"name": "skein-1", "labels": {"kubernetes.io/service-name": "skein"}},
+            "addressType": "IPv4",
+            "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
+            "endpoints": [{"addresses": ["127.0.0.1"], "conditions": {"ready": true}}],
+        }),
+    )
+    .await?;
+    post(
+        "/apis/apiregistration.k8s.io/v1/apiservices",
+        serde_json::json!({
+            "metadata": {"name": "v1alpha1.federation.skein.io"},
+            "spec": {
+                "group": "federation.skein.io", "version": "v1alpha1",
+                "service": {"namespace": "skein-system", "name": "skein", "port": 443},
+                "insecureSkipTLSVerify": true,
+                "groupPriorityMinimum": 1000, "versionPriority": 15,
+            },
+        }),
+    )
+    .await?;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let body = host
+            .expect(
+                200,
+                Method::GET,
+                "/apis/apiregistration.k8s.io/v1/apiservices/v1alpha1.federation.skein.io",
+                None,
+            )
+            .await?;
+        let svc: serde_json::Value = serde_json::from_slice(&body).context("not an APIService")?;
+        let available = svc["status"]["conditions"].as_array().is_some_and(|c| {
+            c.iter()
+                .any(|c| c["type"] == "Available" && c["status"] == "True")
+        });
+        if available {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "the host never reported the APIService Available: {svc}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// Audit events in the log: the RBAC user's (each at Metadata) and
+/// anyone else's.
+struct Audited {
+    user: u64,
+    others: u64,
+}
+
+fn audit_lines(path: &std::path::Path) -> anyhow::Result<Audited> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let mut out = Audited { user: 0, others: 0 };
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let event: serde_json::Value =
+            serde_json::from_str(line).context("an audit line is not JSON")?;
+        if event["user"]["username"] == RBAC_USER && event["level"] == "Metadata" {
+            out.user += 1;
+        } else {
+            out.others += 1;
+        }
+    }
+    Ok(out)
+}
+
+/// The RBAC objects of the RBAC cells: [`NOISE_CLUSTER_ROLES`] ClusterRoles
+/// and [`NOISE_ROLE_BINDINGS`] RoleBindings of other users in the two
+/// namespaces the cells use (so the authorizer has bindings to look
+/// through), and the ClusterRole `bench-secrets` (get, create Secrets)
+/// bound to [`RBAC_USER`] by a RoleBinding in each of them.
+async fn rbac_objects(client: &Https) -> anyhow::Result<()> {
+    let post = |path: String, body: serde_json::Value| {
+        let client = client.clone();
+        async move {
+            client
+                .expect(
+                    201,
+                    Method::POST,
+                    &path,
+                    Some(("application/json", Bytes::from(body.to_string()))),
+                )
+                .await
+                .map(drop)
+        }
+    };
+    let rbac = "/apis/rbac.authorization.k8s.io/v1";
+    for i in 0..NOISE_CLUSTER_ROLES {
+        post(
+            format!("{rbac}/clusterroles"),
+            serde_json::json!({"metadata": {"name": format!("noise-{i:02}")}, "rules": [
+                {"apiGroups": ["apps"], "resources": ["deployments", "replicasets"], "verbs": ["get", "list", "watch"]},
+                {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"], "resourceNames": [format!("cm-{i}")]},
+            ]}),
+        )
+        .await?;
+    }
+    for i in 0..NOISE_ROLE_BINDINGS {
+        let ns = if i % 2 == 0 { LIST_NS } else { CREATE_NS };
+        post(
+            format!("{rbac}/namespaces/{ns}/rolebindings"),
+            serde_json::json!({"metadata": {"name": format!("noise-{i:03}")},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                    "name": format!("noise-{:02}", i % NOISE_CLUSTER_ROLES)},
+                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": format!("other-{i}")}]}),
+        )
+        .await?;
+    }
+    post(
+        format!("{rbac}/clusterroles"),
+        serde_json::json!({"metadata": {"name": "bench-secrets"}, "rules": [
+            {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "create"]},
+        ]}),
+    )
+    .await?;
+    for ns in [LIST_NS, CREATE_NS] {
+        post(
+            format!("{rbac}/namespaces/{ns}/rolebindings"),
+            serde_json::json!({"metadata": {"name": "bench-user-secrets"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "bench-secrets"},
+                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": RBAC_USER}]}),
+        )
+        .await?;
+    }
     Ok(())
 }
 
