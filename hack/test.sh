@@ -24,7 +24,10 @@ if ! command -v etcd >/dev/null 2>&1; then
   # The Debian package may start a system etcd on the default ports; the
   # tests start their own on free loopback ports and do not need it.
 fi
-etcd --version | head -n 1
+# The first line only; a pipe into head could end etcd with SIGPIPE under
+# pipefail and fail the run.
+etcd_version="$(etcd --version)"
+echo "${etcd_version%%$'\n'*}"
 
 echo "== client tools"
 bash hack/tools.sh
