@@ -110,13 +110,14 @@ async fn wait_available(host: &Server, name: &str, status: &str) -> Value {
     }
 }
 
-#[tokio::test]
-async fn a_host_user_reaches_the_federation_through_the_apiservice() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let tokens = dir.path().join("tokens.csv");
+/// A host Skein (member role, carol's token) and a federation Skein
+/// registered on it through the APIService, and carol's federated-context
+/// kubeconfig from `skein kubeconfig --aggregated`.
+async fn federated_pair(dir: &std::path::Path) -> (Server, Server, std::path::PathBuf) {
+    let tokens = dir.join("tokens.csv");
     std::fs::write(&tokens, "carol-token,carol,carol-uid,\"dev,ops\"\n").expect("write tokens");
     let host = Server::start(
-        &dir.path().join("host"),
+        &dir.join("host"),
         &[
             "--role=member",
             &format!("--token-auth-file={}", tokens.display()),
@@ -140,7 +141,7 @@ async fn a_host_user_reaches_the_federation_through_the_apiservice() {
     );
 
     let federation = Server::start(
-        &dir.path().join("federation"),
+        &dir.join("federation"),
         &[&format!(
             "--authentication-kubeconfig={}",
             host.kubeconfig().display()
@@ -173,8 +174,15 @@ async fn a_host_user_reaches_the_federation_through_the_apiservice() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains(PREFIX), "{text}");
     assert!(text.contains("token: carol-token"), "{text}");
-    let config = dir.path().join("carol-federation.kubeconfig");
+    let config = dir.join("carol-federation.kubeconfig");
     std::fs::write(&config, text.as_bytes()).expect("write");
+    (host, federation, config)
+}
+
+#[tokio::test]
+async fn a_host_user_reaches_the_federation_through_the_apiservice() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (host, federation, config) = federated_pair(dir.path()).await;
 
     // The host authorizes the proxied request as sent: carol needs
     // `federations/proxy` there.
@@ -370,4 +378,114 @@ async fn an_apiservice_without_a_backend_is_unavailable_and_503() {
         body["message"],
         "error trying to reach service: service/missing in \"default\" is not present"
     );
+}
+
+/// A watch through the host lives as long as a watch on the federation
+/// itself: kubectl 1.35 and 1.32 (carol, authenticated by the host's
+/// token file) watch ConfigMaps through the prefix kubeconfig for more
+/// than 5 minutes, through idle stretches longer than the usual 60–90 s
+/// idle timeouts, and see every event, the last after the 5 minutes.
+#[tokio::test]
+async fn a_watch_through_the_host_survives_five_minutes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (host, federation, config) = federated_pair(dir.path()).await;
+    post(
+        &host,
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+        json!({"metadata": {"name": "federation-user"}, "rules": [
+            {"apiGroups": ["federation.skein.io"], "resources": ["federations/proxy"], "verbs": ["*"]}
+        ]}),
+    )
+    .await;
+    post(
+        &host,
+        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+        json!({"metadata": {"name": "federation-users"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "federation-user"},
+               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "carol"}]}),
+    )
+    .await;
+    post(
+        &federation,
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
+        json!({"metadata": {"name": "carol-view"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "carol"}]}),
+    )
+    .await;
+    let k0 = &kubectl_binaries()[0];
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !host
+        .kubectl_with(k0, &config, &["get", "configmaps", "-n", "default"])
+        .status
+        .success()
+    {
+        assert!(
+            Instant::now() < deadline,
+            "carol's bindings never took effect"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+
+    let started = Instant::now();
+    let mut watches: Vec<(std::path::PathBuf, std::process::Child)> = kubectl_binaries()
+        .into_iter()
+        .map(|k| {
+            let child = std::process::Command::new(&k)
+                .args([
+                    "--kubeconfig",
+                    config.to_str().expect("utf-8"),
+                    "get",
+                    "configmaps",
+                    "-n",
+                    "default",
+                    "--watch-only",
+                    "-o",
+                    "name",
+                ])
+                .env_remove("KUBECONFIG")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("spawn a watch");
+            (k, child)
+        })
+        .collect();
+    // Events at 10 s, after an idle 2.5 minutes, and after the 5 minutes.
+    for (i, at) in [10u64, 160, 310].into_iter().enumerate() {
+        let wait = Duration::from_secs(at).saturating_sub(started.elapsed());
+        tokio::time::sleep(wait).await;
+        for (k, child) in &mut watches {
+            let exited = child.try_wait().expect("try_wait");
+            assert!(
+                exited.is_none(),
+                "{} stopped watching after {:?}: {exited:?}\nhost:\n{}",
+                k.display(),
+                started.elapsed(),
+                host.logs()
+            );
+        }
+        post(
+            &federation,
+            "/api/v1/namespaces/default/configmaps",
+            json!({"metadata": {"name": format!("late-{i}")}}),
+        )
+        .await;
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(started.elapsed() > Duration::from_secs(300));
+    for (k, mut child) in watches {
+        let exited = child.try_wait().expect("try_wait");
+        let _ = child.kill();
+        let out = child.wait_with_output().expect("watch output");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            stdout,
+            "configmap/late-0\nconfigmap/late-1\nconfigmap/late-2\n",
+            "{} (exited early: {exited:?}): {}",
+            k.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(exited.is_none(), "{} exited: {exited:?}", k.display());
+    }
 }

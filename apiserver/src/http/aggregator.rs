@@ -35,9 +35,12 @@
 //!   `EndpointsNotFound`/`MissingEndpoints`, `FailedDiscoveryCheck`), and
 //!   `Local` for APIServices without a Service.
 //!
+//! - Request and response bodies stream both ways; the backend client
+//!   ([`backend`]) speaks HTTP/2 when the backend offers it, so all the
+//!   proxied requests to one backend share one connection.
+//!
 //! Not yet: the host's discovery (`/apis`, aggregated discovery and
-//! OpenAPI) does not merge the backends' groups; request bodies are read
-//! whole (at most [`super::body::MAX_BODY`]); upgrades are not proxied.
+//! OpenAPI) does not merge the backends' groups; upgrades are not proxied.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -52,8 +55,9 @@ use futures::StreamExt;
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 
-use rustls::pki_types::pem::PemObject;
+mod backend;
 
+use self::backend::BackendClient;
 use super::AppState;
 use super::authn::UserInfo;
 use super::cluster_proxy::{request_headers, response_headers};
@@ -70,11 +74,11 @@ pub struct Aggregator {
     services: Informer,
     slices: Informer,
     client_cert: CertKey,
-    clients: Mutex<HashMap<String, (String, kube::Client)>>,
+    clients: Mutex<HashMap<Backend, BackendClient>>,
 }
 
 /// Where an APIService's requests go.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Backend {
     /// `https://address:port`.
     url: String,
@@ -217,35 +221,22 @@ impl Aggregator {
     }
 
     /// A client for `backend` (cached by its settings).
-    fn client(&self, backend: &Backend) -> Result<kube::Client, String> {
-        let key = format!("{backend:?}");
+    fn client(&self, backend: &Backend) -> Result<BackendClient, String> {
         if let Ok(clients) = self.clients.lock()
-            && let Some((k, c)) = clients.get(&backend.url)
-            && *k == key
+            && let Some(c) = clients.get(backend)
         {
             return Ok(c.clone());
         }
-        let url: axum::http::Uri = backend.url.parse().map_err(|e| format!("{e}"))?;
-        let mut config = kube::Config::new(url);
-        config.accept_invalid_certs = backend.insecure;
-        config.tls_server_name = Some(backend.server_name.clone());
-        config.read_timeout = None;
-        config.default_retry = false;
-        if let Some(pem) = &backend.ca_pem {
-            let roots: Vec<Vec<u8>> =
-                rustls::pki_types::CertificateDer::pem_slice_iter(pem.as_bytes())
-                    .filter_map(|c| c.ok())
-                    .map(|c| c.to_vec())
-                    .collect();
-            config.root_cert = Some(roots);
-        }
-        use base64::Engine as _;
-        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
-        config.auth_info.client_certificate_data = Some(b64(&self.client_cert.cert_pem));
-        config.auth_info.client_key_data = Some(b64(&self.client_cert.key_pem).into());
-        let client = kube::Client::try_from(config).map_err(|e| e.to_string())?;
+        let client = BackendClient::new(
+            &backend.server_name,
+            backend.ca_pem.as_deref(),
+            backend.insecure,
+            &self.client_cert,
+        )?;
         if let Ok(mut clients) = self.clients.lock() {
-            clients.insert(backend.url.clone(), (key, client.clone()));
+            // Settings that no longer apply go with their connections.
+            clients.retain(|b, _| b.url != backend.url);
+            clients.insert(backend.clone(), client.clone());
         }
         Ok(client)
     }
@@ -304,27 +295,21 @@ async fn proxy(
     let client = aggregator.client(&backend).map_err(|e| unreachable(&e))?;
     let (parts, body) = req.into_parts();
     let user = parts.extensions.get::<UserInfo>().cloned();
-    let body = axum::body::to_bytes(body, super::body::MAX_BODY)
-        .await
-        .map_err(|_| ApiError::body_too_large(super::body::MAX_BODY))?;
     let target = match parts.uri.query() {
-        Some(q) => format!("{}?{q}", parts.uri.path()),
-        None => parts.uri.path().to_owned(),
+        Some(q) => format!("{}{}?{q}", backend.url, parts.uri.path()),
+        None => format!("{}{}", backend.url, parts.uri.path()),
     };
     let mut request = axum::http::Request::builder()
         .method(parts.method.clone())
         .uri(&target)
-        .body(kube::client::Body::from(body))
+        .body(body)
         .map_err(|e| ApiError::bad_request(format!("invalid path {target:?}: {e}")))?;
     let mut headers = request_headers(&parts.headers);
     if let Some(user) = &user {
         identity_headers(user, &mut headers);
     }
     *request.headers_mut() = headers;
-    let response = client
-        .send(request)
-        .await
-        .map_err(|e| unreachable(&crate::federation::members::member::chain(&e)))?;
+    let response = client.send(request).await.map_err(|e| unreachable(&e))?;
     let (mut head, body) = response.into_parts();
     head.headers = response_headers(&head.headers);
     head.extensions = Default::default();
@@ -497,10 +482,10 @@ async fn availability(aggregator: &Aggregator, apiservice: &Value) -> (bool, &'s
         Err(e) => return failed(e),
     };
     let request = axum::http::Request::builder()
-        .uri(&path)
+        .uri(format!("{}{path}", backend.url))
         .header("x-remote-user", "system:kube-aggregator")
         .header("x-remote-group", "system:masters")
-        .body(kube::client::Body::empty());
+        .body(Body::empty());
     let Ok(request) = request else {
         return failed("invalid group or version".into());
     };
@@ -511,7 +496,7 @@ async fn availability(aggregator: &Aggregator, apiservice: &Value) -> (bool, &'s
             backend.url,
             r.status().as_u16()
         )),
-        Ok(Err(e)) => failed(crate::federation::members::member::chain(&e)),
+        Ok(Err(e)) => failed(e),
         Err(_) => failed("timed out".into()),
     }
 }

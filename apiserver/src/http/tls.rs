@@ -213,6 +213,12 @@ pub async fn serve(
             },
             () = &mut shutdown => break,
         };
+        // As Go's net package (kube-apiserver): no Nagle. HTTP/2 writes
+        // many small frames on one connection; with Nagle a frame can
+        // wait for the peer's delayed ACK (tens of milliseconds).
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(%peer, error = %e, "TCP_NODELAY");
+        }
         let acceptor = acceptor.clone();
         let tls = tls.clone();
         let app = app.clone();
