@@ -96,7 +96,12 @@ async fn requests_are_audited_at_their_level_and_the_log_rotates() {
     let pods = api.get("/api/v1/namespaces/default/pods").await;
     assert_eq!(pods.status, 200);
     let version = api.get("/version").await;
-    let ids: Vec<String> = [&created, &missing, &pods, &version]
+    // A watch that the server ends after a second.
+    let watch = api
+        .get("/api/v1/namespaces/default/pods?watch=true&timeoutSeconds=1")
+        .await;
+    assert_eq!(watch.status, 200);
+    let ids: Vec<String> = [&created, &missing, &pods, &version, &watch]
         .iter()
         .map(|r| r.header("audit-id").expect("Audit-Id header").to_string())
         .collect();
@@ -217,6 +222,27 @@ async fn requests_are_audited_at_their_level_and_the_log_rotates() {
     let evs = by_id(&events, &ids[3]);
     assert_eq!(evs.last().expect("version")["verb"], "get");
     assert!(evs.last().expect("version").get("objectRef").is_none());
+
+    // The watch: Metadata; RequestReceived, ResponseStarted at once, and
+    // ResponseComplete when its body ends, a second later.
+    let evs = by_id(&events, &ids[4]);
+    let stages: Vec<&Value> = evs.iter().map(|e| &e["stage"]).collect();
+    assert_eq!(
+        stages,
+        [
+            &json!("RequestReceived"),
+            &json!("ResponseStarted"),
+            &json!("ResponseComplete")
+        ],
+        "{evs:?}"
+    );
+    assert!(
+        evs.iter()
+            .all(|e| e["level"] == "Metadata" && e["verb"] == "watch")
+    );
+    assert_eq!(evs[2]["responseStatus"]["code"], 200, "{evs:?}");
+    let at = |e: &Value| e["stageTimestamp"].as_str().unwrap_or_default().to_string();
+    assert!(at(evs[2]) > at(evs[1]), "{evs:?}");
 
     // 401: one ResponseStarted event with an empty user.
     let evs = by_id(&events, &unauthorized_id);

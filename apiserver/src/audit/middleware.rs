@@ -78,15 +78,16 @@ pub async fn record(mut req: Request, next: Next) -> Response {
                 && !decision.omit_stages.contains(&Stage::ResponseStarted)
             {
                 let status = json!({"metadata": {}, "status": "Failure", "message": "Unauthorized", "reason": "Unauthorized", "code": 401});
-                let ev = ctx.event(
-                    Stage::ResponseStarted,
-                    decision.level,
-                    &json!({}),
-                    Some(status),
-                    None,
-                    None,
-                );
-                auditor.write(&ev).await;
+                let ev = ctx.line(&Event {
+                    stage: Stage::ResponseStarted,
+                    level: decision.level,
+                    user: None,
+                    status: Some(&status),
+                    request_object: None,
+                    response_object: None,
+                    stage_timestamp: &micro_time(),
+                });
+                auditor.write(ev).await;
             }
             return response;
         }
@@ -233,7 +234,7 @@ impl Context {
             .then(|| self.event_from(&st, Stage::RequestReceived, None, None))
         };
         if let Some(ev) = event {
-            auditor.write(&ev).await;
+            auditor.write(ev).await;
         }
     }
 
@@ -261,24 +262,15 @@ impl Context {
                         None,
                     )
                 };
-                auditor.write(&ev).await;
+                auditor.write(ev).await;
             }
             if decision.omit_stages.contains(&Stage::ResponseComplete) {
                 return response;
             }
-            let ev = {
-                let st = self.lock();
-                self.event_from(
-                    &st,
-                    Stage::ResponseComplete,
-                    Some(status_of(code, None)),
-                    None,
-                )
-            };
             let (parts, body) = response.into_parts();
             let tail = OnEnd {
                 inner: body,
-                pending: Some((auditor.clone(), ev)),
+                pending: Some((auditor.clone(), self.clone(), status_of(code, None))),
             };
             return Response::from_parts(parts, Body::new(tail));
         }
@@ -317,106 +309,145 @@ impl Context {
             let st = self.lock();
             self.event_from(&st, Stage::ResponseComplete, Some(status), response_object)
         };
-        auditor.write(&ev).await;
+        auditor.write(ev).await;
         response
     }
 
+    /// One event of this request as a JSON line, from what `st` holds.
     fn event_from(
         &self,
         st: &State,
         stage: Stage,
         status: Option<Value>,
         response: Option<Value>,
-    ) -> Value {
-        let user = match &st.user {
-            Some(u) => {
-                let mut m = Map::new();
-                m.insert("username".into(), json!(u.name));
-                if let Some(uid) = &u.uid {
-                    m.insert("uid".into(), json!(uid));
-                }
-                if !u.groups.is_empty() {
-                    m.insert("groups".into(), json!(u.groups));
-                }
-                Value::Object(m)
-            }
-            None => json!({}),
-        };
+    ) -> Vec<u8> {
         let level = st.decision.level;
+        let strip = st.decision.omit_managed_fields;
         let request = if level >= Level::Request {
-            st.request_object.clone()
+            st.request_object
+                .clone()
+                .map(|v| without_managed_fields(v, strip))
         } else {
             None
         };
         let response = if level >= Level::RequestResponse {
-            response
+            response.map(|v| without_managed_fields(v, strip))
         } else {
             None
         };
-        let strip = st.decision.omit_managed_fields;
-        self.event(
+        self.line(&Event {
             stage,
             level,
-            &user,
-            status,
-            request.map(|v| without_managed_fields(v, strip)),
-            response.map(|v| without_managed_fields(v, strip)),
-        )
+            user: st.user.as_ref(),
+            status: status.as_ref(),
+            request_object: request.as_ref(),
+            response_object: response.as_ref(),
+            stage_timestamp: &micro_time(),
+        })
     }
 
-    fn event(
-        &self,
-        stage: Stage,
-        level: Level,
-        user: &Value,
-        status: Option<Value>,
-        request_object: Option<Value>,
-        response_object: Option<Value>,
-    ) -> Value {
-        let mut ev = Map::new();
-        ev.insert("kind".into(), json!("Event"));
-        ev.insert("apiVersion".into(), json!("audit.k8s.io/v1"));
-        ev.insert("level".into(), json!(level.as_str()));
-        ev.insert("auditID".into(), json!(self.audit_id));
-        ev.insert("stage".into(), json!(stage.as_str()));
-        ev.insert("requestURI".into(), json!(self.request_uri));
-        ev.insert("verb".into(), json!(self.verb));
-        ev.insert("user".into(), user.clone());
-        ev.insert("sourceIPs".into(), json!(self.source_ips));
-        if let Some(ua) = &self.user_agent {
-            ev.insert("userAgent".into(), json!(ua));
-        }
-        if let Some(r) = &self.resource {
-            let mut o = Map::new();
-            o.insert("resource".into(), json!(r.resource));
-            if !r.namespace.is_empty() {
-                o.insert("namespace".into(), json!(r.namespace));
-            }
-            if !r.name.is_empty() {
-                o.insert("name".into(), json!(r.name));
-            }
-            if !r.group.is_empty() {
-                o.insert("apiGroup".into(), json!(r.group));
-            }
-            o.insert("apiVersion".into(), json!(r.version));
-            if !r.subresource.is_empty() {
-                o.insert("subresource".into(), json!(r.subresource));
-            }
-            ev.insert("objectRef".into(), Value::Object(o));
-        }
-        if let Some(s) = status {
-            ev.insert("responseStatus".into(), s);
-        }
-        if let Some(o) = request_object {
-            ev.insert("requestObject".into(), o);
-        }
-        if let Some(o) = response_object {
-            ev.insert("responseObject".into(), o);
-        }
-        ev.insert("requestReceivedTimestamp".into(), json!(self.received));
-        ev.insert("stageTimestamp".into(), json!(micro_time()));
-        Value::Object(ev)
+    /// `audit.k8s.io/v1` `Event` as one JSON line (without its newline),
+    /// fields in upstream's order, serialized straight from borrowed parts.
+    fn line(&self, ev: &Event<'_>) -> Vec<u8> {
+        let user = UserRef {
+            username: ev.user.map(|u| u.name.as_str()),
+            uid: ev.user.and_then(|u| u.uid.as_deref()),
+            groups: ev.user.map(|u| u.groups.as_slice()).unwrap_or_default(),
+        };
+        let object_ref = self.resource.as_ref().map(|r| ObjectRef {
+            resource: &r.resource,
+            namespace: &r.namespace,
+            name: &r.name,
+            api_group: &r.group,
+            api_version: &r.version,
+            subresource: &r.subresource,
+        });
+        let line = EventLine {
+            kind: "Event",
+            api_version: "audit.k8s.io/v1",
+            level: ev.level.as_str(),
+            audit_id: &self.audit_id,
+            stage: ev.stage.as_str(),
+            request_uri: &self.request_uri,
+            verb: &self.verb,
+            user,
+            source_ips: &self.source_ips,
+            user_agent: self.user_agent.as_deref(),
+            object_ref,
+            response_status: ev.status,
+            request_object: ev.request_object,
+            response_object: ev.response_object,
+            request_received_timestamp: &self.received,
+            stage_timestamp: ev.stage_timestamp,
+        };
+        serde_json::to_vec(&line).unwrap_or_default()
     }
+}
+
+/// What differs between the events of one request.
+struct Event<'a> {
+    stage: Stage,
+    level: Level,
+    user: Option<&'a UserInfo>,
+    status: Option<&'a Value>,
+    request_object: Option<&'a Value>,
+    response_object: Option<&'a Value>,
+    stage_timestamp: &'a str,
+}
+
+/// The serialized event (upstream's field order and omitempty rules).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EventLine<'a> {
+    kind: &'static str,
+    api_version: &'static str,
+    level: &'static str,
+    #[serde(rename = "auditID")]
+    audit_id: &'a str,
+    stage: &'static str,
+    #[serde(rename = "requestURI")]
+    request_uri: &'a str,
+    verb: &'a str,
+    user: UserRef<'a>,
+    #[serde(rename = "sourceIPs")]
+    source_ips: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    user_agent: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    object_ref: Option<ObjectRef<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_status: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_object: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_object: Option<&'a Value>,
+    request_received_timestamp: &'a str,
+    stage_timestamp: &'a str,
+}
+
+#[derive(serde::Serialize)]
+struct UserRef<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    username: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    uid: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    groups: &'a [String],
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ObjectRef<'a> {
+    resource: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    namespace: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    name: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    api_group: &'a str,
+    api_version: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    subresource: &'a str,
 }
 
 /// Upstream's `responseStatus`: `{metadata, code}` for success; the
@@ -485,14 +516,17 @@ fn micro_time() -> String {
 /// or is dropped (the client went away).
 struct OnEnd {
     inner: Body,
-    pending: Option<(Arc<Auditor>, Value)>,
+    pending: Option<(Arc<Auditor>, Arc<Context>, Value)>,
 }
 
 impl OnEnd {
     fn emit(&mut self) {
-        if let Some((auditor, mut ev)) = self.pending.take() {
-            ev["stageTimestamp"] = json!(micro_time());
-            auditor.write_nowait(&ev);
+        if let Some((auditor, ctx, status)) = self.pending.take() {
+            let ev = {
+                let st = ctx.lock();
+                ctx.event_from(&st, Stage::ResponseComplete, Some(status), None)
+            };
+            auditor.write_nowait(ev);
         }
     }
 }

@@ -17,8 +17,6 @@ pub mod sink;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde_json::Value;
-
 pub use policy::{Level, Policy};
 pub use sink::{Rotation, Sink};
 
@@ -71,16 +69,16 @@ impl Auditor {
         Ok(Some(Arc::new(Auditor { policy, sink })))
     }
 
-    /// Writes one event (waits only while the writer's queue is full).
-    pub async fn write(&self, event: &Value) {
-        self.sink.send(line(event)).await;
+    /// Writes one event, a JSON line without its newline (waits only
+    /// while the writer's queue is full).
+    pub async fn write(&self, line: Vec<u8>) {
+        self.sink.send(line).await;
     }
 
     /// Writes one event from a synchronous context (a body's end): queued
     /// at once, or handed to a task while the queue is full.
-    pub fn write_nowait(&self, event: &Value) {
+    pub fn write_nowait(&self, line: Vec<u8>) {
         let sink = self.sink.clone();
-        let line = line(event);
         match tokio::runtime::Handle::try_current() {
             Ok(handle) => {
                 handle.spawn(async move { sink.send(line).await });
@@ -88,8 +86,4 @@ impl Auditor {
             Err(_) => tracing::warn!("audit event after the runtime stopped; lost"),
         }
     }
-}
-
-fn line(event: &Value) -> Vec<u8> {
-    serde_json::to_vec(event).unwrap_or_default()
 }
