@@ -262,8 +262,75 @@ pub fn go_quote_list(items: &[String]) -> String {
 pub struct Policy {
     cluster_roles: HashMap<String, Arc<Vec<Rule>>>,
     roles: HashMap<(String, String), Arc<Vec<Rule>>>,
-    cluster_bindings: Vec<Binding>,
-    role_bindings: HashMap<String, Vec<Binding>>,
+    cluster_bindings: Bindings,
+    role_bindings: HashMap<String, Bindings>,
+}
+
+/// Bindings in evaluation order (by name, as upstream's listers return
+/// them) with an index from subject to position, so a request visits only
+/// the bindings that can apply to its user.
+#[derive(Debug, Default)]
+struct Bindings {
+    list: Vec<Binding>,
+    /// `User` subjects by name, and `ServiceAccount` subjects by the user
+    /// name they apply to (`system:serviceaccount:<ns>:<name>`).
+    users: HashMap<String, Vec<usize>>,
+    /// `Group` subjects by name.
+    groups: HashMap<String, Vec<usize>>,
+}
+
+impl Bindings {
+    fn new(mut list: Vec<Binding>) -> Bindings {
+        list.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut users: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut groups: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, b) in list.iter().enumerate() {
+            for s in &b.subjects {
+                let slot = match s.kind.as_str() {
+                    "User" => users.entry(s.name.clone()),
+                    "Group" => groups.entry(s.name.clone()),
+                    "ServiceAccount" => {
+                        let ns = if s.namespace.is_empty() {
+                            &b.namespace
+                        } else {
+                            &s.namespace
+                        };
+                        if ns.is_empty() {
+                            continue;
+                        }
+                        users.entry(format!("system:serviceaccount:{ns}:{}", s.name))
+                    }
+                    _ => continue,
+                };
+                let positions = slot.or_default();
+                if positions.last() != Some(&i) {
+                    positions.push(i);
+                }
+            }
+        }
+        Bindings {
+            list,
+            users,
+            groups,
+        }
+    }
+
+    /// The bindings with a subject that may apply to `user`, in order (a
+    /// superset: [`Binding::subject_for`] decides).
+    fn candidates<'s>(&'s self, user: &UserInfo) -> impl Iterator<Item = &'s Binding> + 's {
+        let mut positions: Vec<usize> = Vec::new();
+        if let Some(p) = self.users.get(&user.name) {
+            positions.extend_from_slice(p);
+        }
+        for g in &user.groups {
+            if let Some(p) = self.groups.get(g) {
+                positions.extend_from_slice(p);
+            }
+        }
+        positions.sort_unstable();
+        positions.dedup();
+        positions.into_iter().filter_map(|i| self.list.get(i))
+    }
 }
 
 /// What [`Policy::authorize`] decided.
@@ -296,17 +363,15 @@ impl Policy {
                 .unwrap_or("")
                 .to_string()
         };
-        let mut cluster_bindings: Vec<Binding> = cluster_bindings
-            .into_iter()
-            .map(Binding::from_json)
-            .collect();
-        cluster_bindings.sort_by(|a, b| a.name.cmp(&b.name));
+        let cluster_bindings = Bindings::new(
+            cluster_bindings
+                .into_iter()
+                .map(Binding::from_json)
+                .collect(),
+        );
         let mut by_ns: BTreeMap<String, Vec<Binding>> = BTreeMap::new();
         for b in role_bindings.into_iter().map(Binding::from_json) {
             by_ns.entry(b.namespace.clone()).or_default().push(b);
-        }
-        for list in by_ns.values_mut() {
-            list.sort_by(|a, b| a.name.cmp(&b.name));
         }
         Policy {
             cluster_roles: cluster_roles
@@ -318,7 +383,10 @@ impl Policy {
                 .map(|r| ((namespace(r), name(r)), Arc::new(Rule::list_from(r))))
                 .collect(),
             cluster_bindings,
-            role_bindings: by_ns.into_iter().collect(),
+            role_bindings: by_ns
+                .into_iter()
+                .map(|(ns, list)| (ns, Bindings::new(list)))
+                .collect(),
         }
     }
 
@@ -353,8 +421,8 @@ impl Policy {
             .flatten();
         let all = self
             .cluster_bindings
-            .iter()
-            .chain(local.into_iter().flatten());
+            .candidates(user)
+            .chain(local.into_iter().flat_map(|l| l.candidates(user)));
         for b in all {
             let Some(subject) = b.subject_for(user) else {
                 continue;
@@ -651,6 +719,60 @@ mod tests {
             prop_assert!(!r.allows(&b));
             let mut b = a.clone(); b.resource = other;
             prop_assert!(!r.allows(&b));
+        }
+    }
+
+    fn subject_strategy() -> impl Strategy<Value = Subject> {
+        (
+            prop::sample::select(vec!["User", "Group", "ServiceAccount", "Other"]),
+            prop::sample::select(vec!["a", "b", "g1", "g2", "sa"]),
+            prop::sample::select(vec!["", "ns1", "ns2"]),
+        )
+            .prop_map(|(kind, name, namespace)| Subject {
+                kind: kind.into(),
+                name: name.into(),
+                namespace: namespace.into(),
+            })
+    }
+
+    proptest! {
+        /// The subject index visits exactly the bindings a scan of every
+        /// binding would, in the same order.
+        #[test]
+        fn the_subject_index_finds_what_a_scan_finds(
+            bindings in prop::collection::vec(
+                (prop::sample::select(vec!["", "ns1", "ns2"]), prop::collection::vec(subject_strategy(), 0..4)),
+                0..12,
+            ),
+            name in prop::sample::select(vec![
+                "a", "b", "system:serviceaccount:ns1:sa", "system:serviceaccount:ns2:sa", "g1",
+            ]),
+            groups in prop::collection::vec(prop::sample::select(vec!["g1", "g2", "a"]), 0..3),
+        ) {
+            let list: Vec<Binding> = bindings
+                .into_iter()
+                .enumerate()
+                .map(|(i, (namespace, subjects))| Binding {
+                    name: format!("b{i:02}"),
+                    namespace: namespace.into(),
+                    role_kind: "ClusterRole".into(),
+                    role_name: "r".into(),
+                    subjects,
+                })
+                .collect();
+            let groups: Vec<&str> = groups.clone();
+            let u = user(name, &groups);
+            let indexed = Bindings::new(list.clone());
+            let found: Vec<(String, Subject)> = indexed
+                .candidates(&u)
+                .filter_map(|b| b.subject_for(&u).map(|s| (b.name.clone(), s.clone())))
+                .collect();
+            let mut scanned: Vec<(String, Subject)> = list
+                .iter()
+                .filter_map(|b| b.subject_for(&u).map(|s| (b.name.clone(), s.clone())))
+                .collect();
+            scanned.sort_by(|x, y| x.0.cmp(&y.0));
+            prop_assert_eq!(found, scanned);
         }
     }
 }
