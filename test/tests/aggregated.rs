@@ -378,6 +378,70 @@ async fn an_apiservice_without_a_backend_is_unavailable_and_503() {
         body["message"],
         "error trying to reach service: service/missing in \"default\" is not present"
     );
+
+    // The Service appears, without endpoints, then with one: each request
+    // is routed by what the host holds now, not by what it saw before.
+    post(
+        &host,
+        "/api/v1/namespaces/default/services",
+        json!({"metadata": {"name": "missing"}, "spec": {"ports": [{"name": "https", "port": 443}]}}),
+    )
+    .await;
+    let message = |host: &Server| {
+        let client = host.client(true);
+        let url = host.url("/apis/example.com/v1/things");
+        async move {
+            let response = client.get(url).send().await.expect("GET");
+            let status = response.status();
+            let body: Value =
+                serde_json::from_slice(&response.bytes().await.expect("body")).expect("a Status");
+            (
+                status,
+                body["message"].as_str().unwrap_or_default().to_string(),
+            )
+        }
+    };
+    // (The host's informers follow the writes within moments.)
+    let until = |want: fn(&str) -> bool| {
+        let host = &host;
+        async move {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                let (status, text) = message(host).await;
+                if want(&text) || Instant::now() > deadline {
+                    return (status, text);
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    };
+    let (status, text) = until(|t| t.contains("cannot find endpoints")).await;
+    assert_eq!(status, 503);
+    assert_eq!(
+        text,
+        "error trying to reach service: cannot find endpoints for service/missing in \"default\""
+    );
+    // A port nothing listens on.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = closed.local_addr().expect("addr").port();
+    drop(closed);
+    post(
+        &host,
+        "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices",
+        json!({
+            "metadata": {"name": "missing-1", "labels": {"kubernetes.io/service-name": "missing"}},
+            "addressType": "IPv4",
+            "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
+            "endpoints": [{"addresses": ["127.0.0.1"], "conditions": {"ready": true}}],
+        }),
+    )
+    .await;
+    let (status, text) = until(|t| t.contains("onnection refused")).await;
+    assert_eq!(status, 503);
+    assert!(
+        text.starts_with("error trying to reach service: ") && text.contains("onnection refused"),
+        "{text}"
+    );
 }
 
 /// A watch through the host lives as long as a watch on the federation

@@ -26,7 +26,7 @@
 //!   hangs on a watch that is relisting.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -104,6 +104,8 @@ pub struct Informer {
     seen: Arc<watch::Sender<i64>>,
     /// The highest revision a writer asked to see ([`Informer::expect`]).
     expected: Arc<AtomicI64>,
+    /// See [`Informer::generation`].
+    generation: Arc<AtomicU64>,
 }
 
 impl Informer {
@@ -152,6 +154,7 @@ impl Informer {
             synced,
             seen: Arc::new(watch::channel(0).0),
             expected: Arc::default(),
+            generation: Arc::default(),
         };
         let runner = informer.clone();
         let registry = registry.clone();
@@ -279,18 +282,32 @@ impl Informer {
     }
 
     fn apply(&self, obj: Value) {
-        self.saw(&obj);
         let obj = Arc::new(obj);
         self.write().insert(obj.clone());
+        self.changed();
+        // After the write: a reader woken by the revision finds the object.
+        self.saw(&obj);
         let _ = self.notices.send(Notice::Applied(obj));
     }
 
     fn delete(&self, obj: Value) {
-        // A deleted object carries the deletion's revision.
-        self.saw(&obj);
         let obj = Arc::new(obj);
         self.write().remove(&ObjectKey::of(&obj));
+        self.changed();
+        // A deleted object carries the deletion's revision.
+        self.saw(&obj);
         let _ = self.notices.send(Notice::Deleted(obj));
+    }
+
+    fn changed(&self) {
+        self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// A counter that moves after every change to the cache (never before
+    /// the change is readable): what was derived from the cache at one
+    /// generation still holds while the generation is the same.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
     }
 
     /// Records that the cache reflects the store at `obj`'s revision.
@@ -327,6 +344,7 @@ impl Informer {
             }
             gone
         };
+        self.changed();
         for obj in gone {
             let _ = self.notices.send(Notice::Deleted(obj));
         }

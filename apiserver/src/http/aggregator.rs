@@ -75,7 +75,14 @@ pub struct Aggregator {
     slices: Informer,
     client_cert: CertKey,
     clients: Mutex<HashMap<Backend, BackendClient>>,
+    /// Each APIService's backend and client as last resolved, with the
+    /// informers' generations they were resolved at.
+    resolved: Mutex<HashMap<String, ([u64; 3], Resolved)>>,
 }
+
+/// A backend and its client, or why a request cannot reach one (the 503's
+/// message).
+type Resolved = Result<(Arc<Backend>, BackendClient), String>;
 
 /// Where an APIService's requests go.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -111,6 +118,7 @@ impl Aggregator {
             slices: Informer::start(&state.registry, slices),
             client_cert: front_proxy.client.clone(),
             clients: Mutex::new(HashMap::new()),
+            resolved: Mutex::new(HashMap::new()),
         }))
     }
 
@@ -220,6 +228,34 @@ impl Aggregator {
         })
     }
 
+    /// The backend of `apiservice` and its client, resolved again only when
+    /// an APIService, Service or EndpointSlice changed since the last time.
+    fn resolve(&self, apiservice: &Value) -> Resolved {
+        let name = crate::registry::object::name(apiservice);
+        let generations = [
+            self.apiservices.generation(),
+            self.services.generation(),
+            self.slices.generation(),
+        ];
+        if let Ok(resolved) = self.resolved.lock()
+            && let Some((at, found)) = resolved.get(name)
+            && *at == generations
+        {
+            return found.clone();
+        }
+        let found = self
+            .backend(apiservice)
+            .map_err(|e| e.message)
+            .and_then(|backend| {
+                let client = self.client(&backend)?;
+                Ok((Arc::new(backend), client))
+            });
+        if let Ok(mut resolved) = self.resolved.lock() {
+            resolved.insert(name.to_string(), (generations, found.clone()));
+        }
+        found
+    }
+
     /// A client for `backend` (cached by its settings).
     fn client(&self, backend: &Backend) -> Result<BackendClient, String> {
         if let Ok(clients) = self.clients.lock()
@@ -289,10 +325,9 @@ async fn proxy(
     apiservice: &Value,
     req: Request,
 ) -> Result<Response, ApiError> {
-    let backend = aggregator
-        .backend(apiservice)
-        .map_err(|e| unreachable(&e.message))?;
-    let client = aggregator.client(&backend).map_err(|e| unreachable(&e))?;
+    let (backend, client) = aggregator
+        .resolve(apiservice)
+        .map_err(|e| unreachable(&e))?;
     let (parts, body) = req.into_parts();
     let user = parts.extensions.get::<UserInfo>().cloned();
     let target = match parts.uri.query() {
