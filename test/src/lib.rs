@@ -24,6 +24,7 @@ pub mod etcd;
 pub mod http;
 pub mod kubectl;
 pub mod member;
+pub mod oidc;
 pub mod server;
 pub mod webhook;
 

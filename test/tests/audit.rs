@@ -300,3 +300,127 @@ async fn requests_are_audited_at_their_level_and_the_log_rotates() {
             .starts_with("/readyz")
     }));
 }
+
+/// Issue 14's bad input: a bad token, an expired JWT, forged front-proxy
+/// headers without the front-proxy certificate, a request with neither a
+/// client certificate nor a token, and an impersonation without the
+/// `impersonate` verb each get a clean 401 or 403 `Status`, and each is in
+/// the audit log under its Audit-Id with that code (a 401 with an empty
+/// user: the forged identity is never recorded as the caller).
+#[tokio::test]
+async fn bad_credentials_get_a_clean_status_and_are_audited() {
+    use skein_tests::oidc::{ISSUER, Issuer, now};
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).expect("mkdir");
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n",
+    )
+    .expect("write policy");
+    let tokens = dir.path().join("tokens.csv");
+    std::fs::write(&tokens, "alice-token,alice,1001,\"dev\"\n").expect("write tokens");
+    let issuer = Issuer::new("k1");
+    let jwks = dir.path().join("jwks.json");
+    std::fs::write(&jwks, json!({"keys": [issuer.jwk]}).to_string()).expect("write jwks");
+    let flags = [
+        format!("--audit-log-path={}", logs.join("audit.log").display()),
+        format!("--audit-policy-file={}", policy.display()),
+        format!("--token-auth-file={}", tokens.display()),
+        format!("--oidc-issuer-url={ISSUER}"),
+        "--oidc-client-id=skein".to_string(),
+        format!("--oidc-jwks-file={}", jwks.display()),
+        "--oidc-signing-algs=ES256".to_string(),
+    ];
+    let args: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let server = Server::start(&dir.path().join("data"), &args).await;
+
+    let expired = issuer.sign(&json!({"iss": ISSUER, "aud": "skein", "sub": "alice",
+        "iat": now() - 3600, "exp": now() - 600}));
+    // No client certificate: only what each case adds.
+    let anonymous = server.client(false);
+    let url = server.url("/api/v1/namespaces/default/configmaps");
+    let cases: Vec<(&str, reqwest::RequestBuilder, u16)> = vec![
+        (
+            "a bad token",
+            anonymous.get(&url).bearer_auth("wrong-token"),
+            401,
+        ),
+        (
+            "an expired JWT",
+            anonymous.get(&url).bearer_auth(&expired),
+            401,
+        ),
+        (
+            "forged front-proxy headers",
+            anonymous
+                .get(&url)
+                .header("X-Remote-User", "system:admin")
+                .header("X-Remote-Group", "system:masters"),
+            401,
+        ),
+        (
+            "no client certificate and no token",
+            anonymous.get(&url),
+            401,
+        ),
+        (
+            "an impersonation without the verb",
+            anonymous
+                .get(&url)
+                .bearer_auth("alice-token")
+                .header("Impersonate-User", "bob"),
+            403,
+        ),
+    ];
+    let mut seen = Vec::new();
+    for (what, request, code) in cases {
+        let response = request.send().await.expect(what);
+        assert_eq!(response.status().as_u16(), code, "{what}");
+        let id = response
+            .headers()
+            .get("audit-id")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_else(|| panic!("{what}: no Audit-Id"))
+            .to_string();
+        let status: Value =
+            serde_json::from_slice(&response.bytes().await.expect("body")).expect("a Status");
+        assert_eq!(status["kind"], "Status", "{what}: {status}");
+        assert_eq!(status["code"], code, "{what}: {status}");
+        let reason = if code == 401 {
+            "Unauthorized"
+        } else {
+            "Forbidden"
+        };
+        assert_eq!(status["reason"], reason, "{what}: {status}");
+        if code == 403 {
+            assert_eq!(
+                status["message"],
+                "users \"bob\" is forbidden: User \"alice\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope",
+                "{what}"
+            );
+        }
+        seen.push((what, id, code));
+    }
+
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (events, _) = events(&logs);
+    for (what, id, code) in seen {
+        let evs = by_id(&events, &id);
+        let last = evs
+            .last()
+            .unwrap_or_else(|| panic!("{what}: no audit event for {id}"));
+        assert_eq!(last["responseStatus"]["code"], code, "{what}: {evs:?}");
+        assert_eq!(last["level"], "Metadata", "{what}: {evs:?}");
+        if code == 401 {
+            assert_eq!(evs.len(), 1, "{what}: {evs:?}");
+            assert_eq!(last["stage"], "ResponseStarted", "{what}: {evs:?}");
+            assert_eq!(last["user"], json!({}), "{what}: {evs:?}");
+        } else {
+            assert_eq!(last["stage"], "ResponseComplete", "{what}: {evs:?}");
+            assert_eq!(last["user"]["username"], "alice", "{what}: {evs:?}");
+        }
+    }
+}

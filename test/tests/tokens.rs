@@ -11,6 +11,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use skein_tests::kubectl_binaries;
+use skein_tests::oidc::{ISSUER, Issuer, now};
 use skein_tests::server::Server;
 
 // With json.Encoder's trailing newline, as upstream.
@@ -336,39 +337,6 @@ async fn issuer_discovery_documents() {
     .expect("the token verifies with the JWKS");
     // The key survives a restart (it is kept in the PKI directory).
     assert!(dir.path().join("data/pki/sa.key").exists());
-}
-
-/// A test OIDC issuer: an ES256 key and its JWKS.
-struct Issuer {
-    key: jsonwebtoken::EncodingKey,
-    jwk: Value,
-}
-
-impl Issuer {
-    fn new(kid: &str) -> Issuer {
-        let pair = rcgen::KeyPair::generate().expect("key");
-        let raw = pair.public_key_raw();
-        let jwk = json!({"kty": "EC", "crv": "P-256", "alg": "ES256", "use": "sig", "kid": kid,
-            "x": URL_SAFE_NO_PAD.encode(&raw[1..33]), "y": URL_SAFE_NO_PAD.encode(&raw[33..65])});
-        let key = jsonwebtoken::EncodingKey::from_ec_pem(pair.serialize_pem().as_bytes())
-            .expect("encoding key");
-        Issuer { key, jwk }
-    }
-
-    fn sign(&self, claims: &Value) -> String {
-        let mut h = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
-        h.kid = self.jwk["kid"].as_str().map(str::to_string);
-        jsonwebtoken::encode(&h, claims, &self.key).expect("sign")
-    }
-}
-
-const ISSUER: &str = "https://issuer.test";
-
-fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
 }
 
 #[tokio::test]
