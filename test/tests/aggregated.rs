@@ -82,6 +82,27 @@ async fn register(host: &Server, backend_port: u16) {
     .await;
 }
 
+/// Lets `kind`/`name` use the federation through `host`
+/// (`federations/proxy`, as a kube-apiserver host authorizes it).
+async fn allow_proxy(host: &Server, kind: &str, name: &str) {
+    post(
+        host,
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+        json!({"metadata": {"name": "federation-user"}, "rules": [
+            {"apiGroups": ["federation.skein.io"], "resources": ["federations/proxy"], "verbs": ["*"]}
+        ]}),
+    )
+    .await;
+    post(
+        host,
+        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+        json!({"metadata": {"name": "federation-users"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "federation-user"},
+               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": name}]}),
+    )
+    .await;
+}
+
 /// Waits until APIService `name` has condition Available with `status`.
 async fn wait_available(host: &Server, name: &str, status: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -202,22 +223,7 @@ async fn a_host_user_reaches_the_federation_through_the_apiservice() {
         "federations.federation.skein.io \"default\" is forbidden: User \"carol\" cannot get resource \"federations/proxy\" in API group \"federation.skein.io\" at the cluster scope",
         "{body}"
     );
-    post(
-        &host,
-        "/apis/rbac.authorization.k8s.io/v1/clusterroles",
-        json!({"metadata": {"name": "federation-user"}, "rules": [
-            {"apiGroups": ["federation.skein.io"], "resources": ["federations/proxy"], "verbs": ["*"]}
-        ]}),
-    )
-    .await;
-    post(
-        &host,
-        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
-        json!({"metadata": {"name": "federation-users"},
-               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "federation-user"},
-               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "dev"}]}),
-    )
-    .await;
+    allow_proxy(&host, "Group", "dev").await;
     // The federation applies its own RBAC to carol as the host named her:
     // nothing is bound to her there yet.
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -453,22 +459,7 @@ async fn an_apiservice_without_a_backend_is_unavailable_and_503() {
 async fn a_watch_through_the_host_survives_five_minutes() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (host, federation, config) = federated_pair(dir.path()).await;
-    post(
-        &host,
-        "/apis/rbac.authorization.k8s.io/v1/clusterroles",
-        json!({"metadata": {"name": "federation-user"}, "rules": [
-            {"apiGroups": ["federation.skein.io"], "resources": ["federations/proxy"], "verbs": ["*"]}
-        ]}),
-    )
-    .await;
-    post(
-        &host,
-        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
-        json!({"metadata": {"name": "federation-users"},
-               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "federation-user"},
-               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "carol"}]}),
-    )
-    .await;
+    allow_proxy(&host, "User", "carol").await;
     post(
         &federation,
         "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
