@@ -291,6 +291,27 @@ async fn requests_are_audited_at_their_level_and_the_log_rotates() {
         json!(["dev", "system:authenticated"])
     );
     assert_eq!(alice_list["user"]["uid"], "1001");
+    // The authorization filter's annotations are on the events after it
+    // (not on RequestReceived), as upstream's.
+    let alice_done = events
+        .iter()
+        .find(|e| {
+            e["user"]["username"] == "alice"
+                && e["objectRef"]["resource"] == "namespaces"
+                && e["stage"] == "ResponseComplete"
+        })
+        .expect("alice's list, complete");
+    assert_eq!(
+        alice_done["annotations"],
+        json!({"authorization.k8s.io/decision": "allow", "authorization.k8s.io/reason": ""}),
+        "{alice_done}"
+    );
+    assert!(
+        events
+            .iter()
+            .filter(|e| e["stage"] == "RequestReceived")
+            .all(|e| e.get("annotations").is_none())
+    );
 
     // The harness's /readyz polls are level None: never recorded.
     assert!(events.iter().all(|e| {
@@ -374,6 +395,11 @@ async fn bad_credentials_get_a_clean_status_and_are_audited() {
                 .header("Impersonate-User", "bob"),
             403,
         ),
+        (
+            "a request RBAC does not allow",
+            anonymous.get(&url).bearer_auth("alice-token"),
+            403,
+        ),
     ];
     let mut seen = Vec::new();
     for (what, request, code) in cases {
@@ -395,10 +421,17 @@ async fn bad_credentials_get_a_clean_status_and_are_audited() {
             "Forbidden"
         };
         assert_eq!(status["reason"], reason, "{what}: {status}");
-        if code == 403 {
+        if what == "an impersonation without the verb" {
             assert_eq!(
                 status["message"],
                 "users \"bob\" is forbidden: User \"alice\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope",
+                "{what}"
+            );
+        }
+        if what == "a request RBAC does not allow" {
+            assert_eq!(
+                status["message"],
+                "configmaps is forbidden: User \"alice\" cannot list resource \"configmaps\" in API group \"\" in the namespace \"default\"",
                 "{what}"
             );
         }
@@ -421,6 +454,17 @@ async fn bad_credentials_get_a_clean_status_and_are_audited() {
         } else {
             assert_eq!(last["stage"], "ResponseComplete", "{what}: {evs:?}");
             assert_eq!(last["user"]["username"], "alice", "{what}: {evs:?}");
+        }
+        // The authorization filter's annotations, as upstream's, on the
+        // request it decided (impersonation is refused before it).
+        if what == "a request RBAC does not allow" {
+            assert_eq!(
+                last["annotations"],
+                json!({"authorization.k8s.io/decision": "forbid", "authorization.k8s.io/reason": ""}),
+                "{what}: {evs:?}"
+            );
+        } else {
+            assert!(last.get("annotations").is_none(), "{what}: {evs:?}");
         }
     }
 }

@@ -15,6 +15,7 @@
 //! deciding rule names `secrets` explicitly; a catch-all `Request` or
 //! `RequestResponse` rule records Secrets at `Metadata`.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -52,9 +53,22 @@ pub struct Context {
 #[derive(Default)]
 struct State {
     user: Option<UserInfo>,
+    /// Upstream's audit annotations (`authorization.k8s.io/decision`, …),
+    /// in events written after they were added.
+    annotations: BTreeMap<String, String>,
     decision: Decision,
     request_object: Option<Value>,
     secret_bodies_allowed: bool,
+}
+
+/// Adds an audit annotation to the request's later events (upstream's
+/// `audit.AddAuditAnnotation`); nothing when the request is not audited.
+pub fn annotate(extensions: &axum::http::Extensions, key: &str, value: &str) {
+    if let Some(ctx) = extensions.get::<Arc<Context>>() {
+        ctx.lock()
+            .annotations
+            .insert(key.to_string(), value.to_string());
+    }
 }
 
 /// The outer layer; see the module docs.
@@ -85,6 +99,7 @@ pub async fn record(mut req: Request, next: Next) -> Response {
                     status: Some(&status),
                     request_object: None,
                     response_object: None,
+                    annotations: None,
                     stage_timestamp: &micro_time(),
                 });
                 auditor.write(ev).await;
@@ -342,6 +357,7 @@ impl Context {
             status: status.as_ref(),
             request_object: request.as_ref(),
             response_object: response.as_ref(),
+            annotations: Some(&st.annotations),
             stage_timestamp: &micro_time(),
         })
     }
@@ -379,6 +395,7 @@ impl Context {
             response_object: ev.response_object,
             request_received_timestamp: &self.received,
             stage_timestamp: ev.stage_timestamp,
+            annotations: ev.annotations.filter(|a| !a.is_empty()),
         };
         serde_json::to_vec(&line).unwrap_or_default()
     }
@@ -392,6 +409,7 @@ struct Event<'a> {
     status: Option<&'a Value>,
     request_object: Option<&'a Value>,
     response_object: Option<&'a Value>,
+    annotations: Option<&'a BTreeMap<String, String>>,
     stage_timestamp: &'a str,
 }
 
@@ -423,6 +441,8 @@ struct EventLine<'a> {
     response_object: Option<&'a Value>,
     request_received_timestamp: &'a str,
     stage_timestamp: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    annotations: Option<&'a BTreeMap<String, String>>,
 }
 
 #[derive(serde::Serialize)]

@@ -101,11 +101,19 @@ pub async fn authorize(mut req: Request, next: Next) -> Response {
         req.uri().query(),
     );
     let decision = authorizer.authorize(&attrs);
+    // As upstream's WithAuthorization, for the audit log.
+    let verdict = if decision.allowed { "allow" } else { "forbid" };
+    crate::audit::middleware::annotate(req.extensions(), DECISION_ANNOTATION, verdict);
+    crate::audit::middleware::annotate(req.extensions(), REASON_ANNOTATION, &decision.reason);
     if !decision.allowed {
         return attrs.forbidden(&decision.reason).into_response();
     }
     next.run(req).await
 }
+
+/// Upstream's audit annotation keys of the authorization filter.
+const DECISION_ANNOTATION: &str = "authorization.k8s.io/decision";
+const REASON_ANNOTATION: &str = "authorization.k8s.io/reason";
 
 /// One thing asked for (upstream's `ObjectReference` per request).
 struct Wanted {
