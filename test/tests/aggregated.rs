@@ -544,3 +544,59 @@ async fn a_watch_through_the_host_survives_five_minutes() {
         assert!(exited.is_none(), "{} exited: {exited:?}", k.display());
     }
 }
+
+/// More watches through the host than one HTTP/2 connection has streams
+/// (a server allows 200 by default): they all start, and a short request
+/// through the host still answers at once, because the host gives each
+/// long-running request an HTTP/1.1 connection of its own.
+#[tokio::test]
+async fn many_watches_through_the_host_do_not_hold_up_other_requests() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (host, _federation, _config) = federated_pair(dir.path()).await;
+    // HTTP/1.1 to the host: a connection per watch, so the host's own
+    // stream limit is not what is tested.
+    let client = host
+        .client_builder(true)
+        .http1_only()
+        .timeout(Duration::from_secs(300))
+        .build()
+        .expect("client");
+    let url = host.url(&format!(
+        "{PREFIX}/api/v1/namespaces/default/configmaps?watch=true"
+    ));
+    let started: Vec<_> = (0..230)
+        .map(|_| {
+            let request = client.get(&url).send();
+            tokio::spawn(
+                async move { tokio::time::timeout(Duration::from_secs(30), request).await },
+            )
+        })
+        .collect();
+    let mut watches = Vec::new();
+    for (i, response) in started.into_iter().enumerate() {
+        let response = response
+            .await
+            .expect("task")
+            .unwrap_or_else(|_| panic!("watch {i} through the host never started"))
+            .expect("watch");
+        assert_eq!(response.status(), 200, "watch {i}");
+        watches.push(response);
+    }
+    let begun = Instant::now();
+    let response = tokio::time::timeout(
+        Duration::from_secs(10),
+        client
+            .get(host.url(&format!("{PREFIX}/api/v1/namespaces/default")))
+            .send(),
+    )
+    .await
+    .expect("a GET through the host behind 230 watches")
+    .expect("GET");
+    assert_eq!(response.status(), 200);
+    assert!(
+        begun.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        begun.elapsed()
+    );
+    drop(watches);
+}

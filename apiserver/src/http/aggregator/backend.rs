@@ -5,9 +5,13 @@
 //! offers it by ALPN (Go's transport does the same), HTTP/1.1 otherwise.
 //!
 //! Contracts: one client per backend setting (the [`super::Aggregator`]
-//! caches them); with HTTP/2 every request to the backend shares one
+//! caches them); with HTTP/2 every short request to the backend shares one
 //! multiplexed connection, so the backend sees what a direct client-go
-//! caller makes it see; request and response bodies stream; no request
+//! caller makes it see; long-running requests (watches, logs, proxies,
+//! see [`is_long_running`]) each get an HTTP/1.1 connection of their own,
+//! so however many are open they never use up the HTTP/2 connection's
+//! streams (a server allows 200–1,000 per connection) and hold up short
+//! requests behind them; request and response bodies stream; no request
 //! is retried (a proxied POST must not be sent twice); nothing panics.
 
 use std::sync::Arc;
@@ -26,7 +30,10 @@ use crate::pki::CertKey;
 /// A client for one backend. Cheap to clone.
 #[derive(Clone)]
 pub struct BackendClient {
-    client: Client<hyper_rustls::HttpsConnector<HttpConnector>, Body>,
+    /// ALPN h2 (or HTTP/1.1 if that is all the backend speaks).
+    short: Client<hyper_rustls::HttpsConnector<HttpConnector>, Body>,
+    /// HTTP/1.1 only: a connection per long-running request.
+    long: Client<hyper_rustls::HttpsConnector<HttpConnector>, Body>,
 }
 
 impl BackendClient {
@@ -68,22 +75,30 @@ impl BackendClient {
         let config = builder
             .with_client_auth_cert(chain, key)
             .map_err(|e| format!("invalid front-proxy client certificate: {e}"))?;
-        let mut http = HttpConnector::new();
-        http.enforce_http(false);
-        http.set_nodelay(true);
-        http.set_connect_timeout(Some(std::time::Duration::from_secs(10)));
         let name = ServerName::try_from(server_name.to_string())
             .map_err(|e| format!("invalid server name {server_name:?}: {e}"))?;
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(config)
-            .https_only()
-            .with_server_name_resolver(hyper_rustls::FixedServerNameResolver::new(name))
-            .enable_all_versions()
-            .wrap_connector(http);
-        let client = Client::builder(TokioExecutor::new())
+        let connector = |http2: bool| {
+            let mut http = HttpConnector::new();
+            http.enforce_http(false);
+            http.set_nodelay(true);
+            http.set_connect_timeout(Some(std::time::Duration::from_secs(10)));
+            let builder = hyper_rustls::HttpsConnectorBuilder::new()
+                .with_tls_config(config.clone())
+                .https_only()
+                .with_server_name_resolver(hyper_rustls::FixedServerNameResolver::new(
+                    name.clone(),
+                ));
+            if http2 {
+                builder.enable_all_versions().wrap_connector(http)
+            } else {
+                builder.enable_http1().wrap_connector(http)
+            }
+        };
+        let short = Client::builder(TokioExecutor::new())
             .http2_adaptive_window(true)
-            .build(connector);
-        Ok(BackendClient { client })
+            .build(connector(true));
+        let long = Client::builder(TokioExecutor::new()).build(connector(false));
+        Ok(BackendClient { short, long })
     }
 
     /// Sends `request` (its URI absolute: the backend's `https://` URL and
@@ -92,11 +107,34 @@ impl BackendClient {
         &self,
         request: axum::http::Request<Body>,
     ) -> Result<axum::http::Response<hyper::body::Incoming>, String> {
-        self.client
+        let client = if is_long_running(request.uri()) {
+            &self.long
+        } else {
+            &self.short
+        };
+        client
             .request(request)
             .await
             .map_err(|e| crate::federation::members::member::chain(&e))
     }
+}
+
+/// Whether a request may stay open indefinitely: a watch (`watch=true|1`,
+/// or a `watch` path segment as in the old `/api/v1/watch/...` paths), or
+/// a `log`, `exec`, `attach` or `portforward` subresource. This only picks
+/// the connection, so a false positive (an object named `watch`) costs
+/// nothing; the `proxy` subresource is not counted, because every request
+/// under the aggregated prefix (`/federations/default/proxy/...`) has it.
+pub fn is_long_running(uri: &axum::http::Uri) -> bool {
+    let watch = uri.query().is_some_and(|q| {
+        q.split('&')
+            .any(|kv| matches!(kv, "watch=true" | "watch=1" | "watch=True"))
+    });
+    let mut segments = uri.path().split('/').filter(|s| !s.is_empty());
+    let last = uri.path().rsplit('/').find(|s| !s.is_empty());
+    watch
+        || segments.any(|s| s == "watch")
+        || matches!(last, Some("log" | "exec" | "attach" | "portforward"))
 }
 
 /// `insecureSkipTLSVerify`: any certificate is accepted; signatures are
@@ -146,5 +184,28 @@ impl ServerCertVerifier for NoVerification {
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_long_running;
+
+    #[test]
+    fn long_running_requests_are_told_apart() {
+        let long = |u: &str| is_long_running(&u.parse().expect("uri"));
+        let prefix = "/apis/federation.skein.io/v1alpha1/federations/default/proxy";
+        assert!(long(&format!("{prefix}/api/v1/configmaps?watch=true")));
+        assert!(long("/apis/example.com/v1/things?labelSelector=a&watch=1"));
+        assert!(long(&format!(
+            "{prefix}/api/v1/watch/namespaces/default/pods"
+        )));
+        assert!(long(&format!(
+            "{prefix}/api/v1/namespaces/d/pods/p/log?follow=true"
+        )));
+        assert!(long("/api/v1/namespaces/d/pods/p/exec"));
+        assert!(!long(&format!("{prefix}/api/v1/namespaces")));
+        assert!(!long(&format!("{prefix}/api/v1/configmaps?watch=false")));
+        assert!(!long("/apis/example.com/v1/things"));
     }
 }
