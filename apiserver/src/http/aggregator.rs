@@ -36,8 +36,9 @@
 //!   `Local` for APIServices without a Service.
 //!
 //! - Request and response bodies stream both ways; the backend client
-//!   ([`backend`]) speaks HTTP/2 when the backend offers it, so all the
-//!   proxied requests to one backend share one connection.
+//!   ([`backend`]) speaks HTTP/2 when the backend offers it, so the short
+//!   proxied requests to one backend share one connection, and gives each
+//!   long-running one (a watch, a log) an HTTP/1.1 connection.
 //!
 //! Not yet: the host's discovery (`/apis`, aggregated discovery and
 //! OpenAPI) does not merge the backends' groups; upgrades are not proxied.
