@@ -6,7 +6,9 @@ use skein_apiserver::server;
 
 /// mimalloc instead of glibc malloc: the request paths allocate many small
 /// JSON nodes, and glibc's allocator was ~15% of the server's CPU on them.
-#[global_allocator]
+/// Built with `RUSTFLAGS="--cfg skein_heap_profile"` the binary keeps the
+/// system allocator, which heap profilers such as heaptrack can follow.
+#[cfg_attr(not(skein_heap_profile), global_allocator)]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]

@@ -6,7 +6,17 @@
 //!   over a store (started on first use, shared by every controller), which
 //!   lists the resource, then watches from the list's revision; any watch error or end (a 410 included) relists and goes
 //!   on, after a short pause. Objects are held as they are read (the
-//!   resource's own version).
+//!   resource's own version), without `metadata.managedFields` (as
+//!   upstream controllers' informers that strip them: no controller here
+//!   reads them, and an Update without them keeps the stored ones).
+//! - Memory: Secrets and ConfigMaps, the bulk of most clusters' objects
+//!   and the ones carrying data, are not held decoded ([`Held`]): the
+//!   informer keeps the watch cache's entry of the very version it was
+//!   told of (shared bytes, no copy), or the object's JSON when the cache
+//!   is off or has moved on, and decodes on each read. Other resources are
+//!   held decoded. A decoded object costs several times its bytes (every
+//!   small map is a tree node), so a control plane's informers cost little
+//!   beyond the watch cache they read from.
 //! - [`Informer::synced`] completes once the first list is in the cache.
 //! - Every change (and every object again after a relist) is announced to
 //!   every [`Informer::subscribe`]r as a [`Notice`]. A subscriber that falls
@@ -14,7 +24,9 @@
 //!   every object as changed; writers and other subscribers never wait for
 //!   it.
 //! - Reads ([`Informer::get`], [`Informer::list`]) never block on the watch
-//!   and hand out shared `Arc<Value>`s. The cache is indexed by controller
+//!   and hand out `Arc<Value>`s (shared, or decoded for the caller when
+//!   the resource is held encoded); [`Informer::keys`] and
+//!   [`Informer::keys_in`] read no object. The cache is indexed by controller
 //!   ([`Informer::controlled_by`], [`Informer::orphans`]), so a controller
 //!   finds its dependents without walking the namespace.
 //! - Read-your-writes: a writer that wants its own writes in later reads
@@ -34,6 +46,7 @@ use futures::StreamExt;
 use serde_json::Value;
 use tokio::sync::{broadcast, watch};
 
+use crate::registry::cache::index::Entry;
 use crate::registry::list::ListQuery;
 use crate::registry::object;
 use crate::registry::watch::{WatchItem, WatchQuery};
@@ -96,6 +109,8 @@ pub const CATCH_UP_LIMIT: Duration = Duration::from_secs(5);
 #[derive(Clone)]
 pub struct Informer {
     res: Arc<ResourceInfo>,
+    /// Where held cache entries come from.
+    registry: Registry,
     objects: Arc<RwLock<Cache>>,
     notices: broadcast::Sender<Notice>,
     synced: watch::Receiver<bool>,
@@ -149,6 +164,7 @@ impl Informer {
         let (synced_tx, synced) = watch::channel(false);
         let informer = Informer {
             res,
+            registry: registry.clone(),
             objects: Arc::default(),
             notices,
             synced,
@@ -218,53 +234,78 @@ impl Informer {
 
     /// The cached object at `key`.
     pub fn get(&self, key: &ObjectKey) -> Option<Arc<Value>> {
-        self.read().objects.get(key).cloned()
+        let held = self.read().objects.get(key).cloned()?;
+        held.value(&self.res)
     }
 
     /// Every cached object for which `keep` holds, in key order.
     pub fn list(&self, keep: impl Fn(&Value) -> bool) -> Vec<Arc<Value>> {
+        self.values(|c| c.objects.values().cloned().collect())
+            .into_iter()
+            .filter(|o| keep(o))
+            .collect()
+    }
+
+    /// The keys of every cached object, in key order.
+    pub fn keys(&self) -> Vec<ObjectKey> {
+        self.read().objects.keys().cloned().collect()
+    }
+
+    /// The keys of every cached object of `namespace`, in name order.
+    pub fn keys_in(&self, namespace: &str) -> Vec<ObjectKey> {
+        let from = ObjectKey::new(namespace, "");
         self.read()
             .objects
-            .values()
-            .filter(|o| keep(o))
-            .cloned()
+            .range(from..)
+            .take_while(|(k, _)| k.namespace == namespace)
+            .map(|(k, _)| k.clone())
             .collect()
     }
 
     /// Every cached object of `namespace`, in name order.
     pub fn list_namespace(&self, namespace: &str) -> Vec<Arc<Value>> {
         let from = ObjectKey::new(namespace, "");
-        self.read()
-            .objects
-            .range(from..)
-            .take_while(|(k, _)| k.namespace == namespace)
-            .map(|(_, v)| v.clone())
-            .collect()
+        self.values(|c| {
+            c.objects
+                .range(from..)
+                .take_while(|(k, _)| k.namespace == namespace)
+                .map(|(_, v)| v.clone())
+                .collect()
+        })
     }
 
     /// The cached objects whose controller ownerReference has `uid`, in
     /// key order.
     pub fn controlled_by(&self, uid: &str) -> Vec<Arc<Value>> {
-        let cache = self.read();
-        cache
-            .controlled
-            .get(uid)
-            .into_iter()
-            .flatten()
-            .filter_map(|k| cache.objects.get(k).cloned())
-            .collect()
+        self.values(|c| {
+            c.controlled
+                .get(uid)
+                .into_iter()
+                .flatten()
+                .filter_map(|k| c.objects.get(k).cloned())
+                .collect()
+        })
     }
 
     /// The cached objects of `namespace` without a controller
     /// ownerReference, in name order.
     pub fn orphans(&self, namespace: &str) -> Vec<Arc<Value>> {
-        let cache = self.read();
         let from = ObjectKey::new(namespace, "");
-        cache
-            .orphans
-            .range(from..)
-            .take_while(|k| k.namespace == namespace)
-            .filter_map(|k| cache.objects.get(k).cloned())
+        self.values(|c| {
+            c.orphans
+                .range(from..)
+                .take_while(|k| k.namespace == namespace)
+                .filter_map(|k| c.objects.get(k).cloned())
+                .collect()
+        })
+    }
+
+    /// The objects `pick` takes from the cache, decoded (when held
+    /// encoded) after the lock is released.
+    fn values(&self, pick: impl FnOnce(&Cache) -> Vec<Held>) -> Vec<Arc<Value>> {
+        let held = pick(&self.read());
+        held.into_iter()
+            .filter_map(|h| h.value(&self.res))
             .collect()
     }
 
@@ -281,22 +322,49 @@ impl Informer {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn apply(&self, obj: Value) {
+    fn apply(&self, mut obj: Value) {
+        strip_managed_fields(&mut obj);
         let obj = Arc::new(obj);
-        self.write().insert(obj.clone());
+        let key = ObjectKey::of(&obj);
+        let held = self.hold(&key, &obj);
+        self.write().insert(key, held);
         self.changed();
         // After the write: a reader woken by the revision finds the object.
         self.saw(&obj);
         let _ = self.notices.send(Notice::Applied(obj));
     }
 
-    fn delete(&self, obj: Value) {
+    fn delete(&self, mut obj: Value) {
+        strip_managed_fields(&mut obj);
         let obj = Arc::new(obj);
         self.write().remove(&ObjectKey::of(&obj));
         self.changed();
         // A deleted object carries the deletion's revision.
         self.saw(&obj);
         let _ = self.notices.send(Notice::Deleted(obj));
+    }
+
+    /// How `obj` (at `key`) is held: see [`Held`].
+    fn hold(&self, key: &ObjectKey, obj: &Arc<Value>) -> Held {
+        if !holds_encoded(&self.res) {
+            return Held::Decoded(obj.clone());
+        }
+        let controller = controller_uid(obj).map(Arc::from);
+        if let Some(entry) = self
+            .registry
+            .cached_entry(&self.res, &key.namespace, &key.name)
+            && Some(entry.kv.mod_revision) == revision_of(obj)
+        {
+            return Held::Cached { entry, controller };
+        }
+        match serde_json::to_vec(&**obj) {
+            Ok(json) => Held::Encoded {
+                json: json.into(),
+                controller,
+            },
+            // A Value always encodes; held decoded should it not.
+            Err(_) => Held::Decoded(obj.clone()),
+        }
     }
 
     fn changed(&self) {
@@ -328,9 +396,12 @@ impl Informer {
         let fresh: BTreeMap<ObjectKey, Arc<Value>> = page
             .items
             .into_iter()
-            .map(|o| (ObjectKey::of(&o), Arc::new(o)))
+            .map(|mut o| {
+                strip_managed_fields(&mut o);
+                (ObjectKey::of(&o), Arc::new(o))
+            })
             .collect();
-        let gone: Vec<Arc<Value>> = {
+        let gone: Vec<Held> = {
             let mut cache = self.write();
             let gone = cache
                 .objects
@@ -339,13 +410,13 @@ impl Informer {
                 .map(|(_, v)| v.clone())
                 .collect();
             *cache = Cache::default();
-            for obj in fresh.values() {
-                cache.insert(obj.clone());
+            for (key, obj) in &fresh {
+                cache.insert(key.clone(), self.hold(key, obj));
             }
             gone
         };
         self.changed();
-        for obj in gone {
+        for obj in gone.iter().filter_map(|h| h.value(&self.res)) {
             let _ = self.notices.send(Notice::Deleted(obj));
         }
         for obj in fresh.into_values() {
@@ -372,10 +443,75 @@ impl Informer {
     }
 }
 
+/// One cached object as the informer holds it: decoded, or (for the
+/// resources [`holds_encoded`] names) as the watch cache's entry of that
+/// version or its own JSON bytes, with its controller's uid kept aside for
+/// the index.
+#[derive(Clone)]
+enum Held {
+    /// Shared with every reader.
+    Decoded(Arc<Value>),
+    /// The watch cache's entry of the version the informer was told of
+    /// (shared, not copied); each read decodes it.
+    Cached {
+        entry: Arc<Entry>,
+        controller: Option<Arc<str>>,
+    },
+    /// The object's JSON; each read decodes it.
+    Encoded {
+        json: Arc<[u8]>,
+        controller: Option<Arc<str>>,
+    },
+}
+
+impl Held {
+    /// The object (`None` only if bytes that decoded before do not decode
+    /// now, which would be a bug: logged).
+    fn value(&self, res: &ResourceInfo) -> Option<Arc<Value>> {
+        let decoded = match self {
+            Held::Decoded(v) => return Some(v.clone()),
+            Held::Cached { entry, .. } => Registry::decode_entry(entry).map_err(|e| e.to_string()),
+            Held::Encoded { json, .. } => serde_json::from_slice(json).map_err(|e| e.to_string()),
+        };
+        match decoded {
+            Ok(mut v) => {
+                strip_managed_fields(&mut v);
+                Some(Arc::new(v))
+            }
+            Err(e) => {
+                tracing::error!(resource = res.plural, error = %e, "informer: held bytes do not decode");
+                None
+            }
+        }
+    }
+
+    /// The uid of the object's controller ownerReference, if any.
+    fn controller(&self) -> Option<&str> {
+        match self {
+            Held::Decoded(v) => controller_uid(v),
+            Held::Cached { controller, .. } | Held::Encoded { controller, .. } => {
+                controller.as_deref()
+            }
+        }
+    }
+}
+
+/// Whether `res`'s objects are held as JSON bytes: Secrets and ConfigMaps.
+fn holds_encoded(res: &ResourceInfo) -> bool {
+    res.group.is_empty() && matches!(res.plural, "secrets" | "configmaps")
+}
+
+/// Drops `metadata.managedFields` (see the module documentation).
+fn strip_managed_fields(obj: &mut Value) {
+    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("managedFields");
+    }
+}
+
 /// The cached objects and their controller index.
 #[derive(Default)]
 struct Cache {
-    objects: BTreeMap<ObjectKey, Arc<Value>>,
+    objects: BTreeMap<ObjectKey, Held>,
     /// Controller uid → keys of the objects it controls.
     controlled: HashMap<String, BTreeSet<ObjectKey>>,
     /// Keys of the objects without a controller.
@@ -383,10 +519,9 @@ struct Cache {
 }
 
 impl Cache {
-    fn insert(&mut self, obj: Arc<Value>) {
-        let key = ObjectKey::of(&obj);
+    fn insert(&mut self, key: ObjectKey, obj: Held) {
         self.unindex(&key);
-        match controller_uid(&obj) {
+        match obj.controller() {
             Some(uid) => {
                 self.controlled
                     .entry(uid.to_owned())
@@ -409,7 +544,7 @@ impl Cache {
         let Some(old) = self.objects.get(key) else {
             return;
         };
-        match controller_uid(old) {
+        match old.controller() {
             Some(uid) => {
                 if let Some(keys) = self.controlled.get_mut(uid) {
                     keys.remove(key);

@@ -225,7 +225,7 @@ struct CachedPage {
 #[derive(Clone, Debug)]
 pub struct EncodedPage {
     /// Each matching object's encoding as a list item, in key order.
-    pub items: Vec<bytes::Bytes>,
+    pub items: Vec<crate::wire::Item>,
     /// The revision the page was read at.
     pub revision: i64,
     /// Token for the next page, if any.
@@ -340,7 +340,7 @@ fn list_item(
     res: &ResourceInfo,
     entry: &Entry,
     obj: Option<Value>,
-) -> Result<bytes::Bytes, ApiError> {
+) -> Result<crate::wire::Item, ApiError> {
     entry.encoded(res.api_version, || {
         let obj = match obj {
             Some(o) => o,

@@ -244,6 +244,34 @@ impl Registry {
         &self.store
     }
 
+    /// The watch cache's current entry for an object of `res` (its stored
+    /// bytes, shared), for readers that hold entries instead of decoded
+    /// copies (see `controllers::informer`); decode it with
+    /// [`Registry::decode_entry`]. `None` when the cache is off, has not
+    /// listed yet, does not hold the object, or `res` is a custom or
+    /// converted resource (its stored bytes are not what a read returns).
+    /// Never reads the store.
+    pub fn cached_entry(
+        &self,
+        res: &ResourceInfo,
+        ns: &str,
+        name: &str,
+    ) -> Option<Arc<cache::index::Entry>> {
+        let cacher = self.cache.as_ref()?;
+        if res.custom.is_some() || res.conversion.is_some() {
+            return None;
+        }
+        let (entry, _) = cacher
+            .cache(&key::prefix(res, None))
+            .get(&key::object(res, ns, name))?;
+        entry
+    }
+
+    /// A cached entry's object as a read of its resource returns it.
+    pub fn decode_entry(entry: &cache::index::Entry) -> Result<Value, ApiError> {
+        Registry::decode(&entry.kv)
+    }
+
     /// Decodes a stored object and stamps its resourceVersion.
     pub(crate) fn decode(kv: &KeyValue) -> Result<Value, ApiError> {
         let mut obj: Value = serde_json::from_slice(&kv.value)

@@ -15,6 +15,7 @@
 
 mod encode;
 mod indent;
+pub mod item;
 pub mod typecheck;
 pub mod types;
 
@@ -22,6 +23,7 @@ use serde_json::Value;
 
 pub use encode::Encoder;
 pub use indent::indent;
+pub use item::Item;
 pub use types::Table;
 
 /// An object's response body: compact, typed by its own kind, with
@@ -90,14 +92,9 @@ pub fn list_item(api_version: &str, item_kind: &str, item: &Value) -> Vec<u8> {
 }
 
 /// The same body as [`list`], from items already encoded by [`list_item`].
-pub fn list_spliced<B: AsRef<[u8]>>(
-    kind: &str,
-    api_version: &str,
-    metadata: &Value,
-    items: &[B],
-) -> Vec<u8> {
+pub fn list_spliced(kind: &str, api_version: &str, metadata: &Value, items: &[Item]) -> Vec<u8> {
     let table = Table::get();
-    let size: usize = items.iter().map(|i| i.as_ref().len() + 1).sum();
+    let size: usize = items.iter().map(|i| i.len() + 1).sum();
     let mut out = Vec::with_capacity(256 + size);
     let meta_type = table.list_meta();
     let mut e = Encoder::new(table, &mut out);
@@ -115,7 +112,7 @@ pub fn list_spliced<B: AsRef<[u8]>>(
         if i > 0 {
             out.push(b',');
         }
-        out.extend_from_slice(item.as_ref());
+        item.write_to(&mut out);
     }
     out.extend_from_slice(b"]}\n");
     out

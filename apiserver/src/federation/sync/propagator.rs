@@ -24,7 +24,7 @@ use super::cluster::ClusterSyncer;
 use super::kinds;
 use super::plan::Policy;
 use super::render::{RenderInput, render};
-use super::shared::{Desired, Kind, ObjId, Plan, Shared};
+use super::shared::{Desired, Kind, ObjId, Plan, Planned, Shared};
 use crate::config::MemberConfig;
 use crate::controllers::informer::{Informer, Notice, ObjectKey};
 use crate::controllers::queue::WorkQueue;
@@ -199,11 +199,8 @@ async fn follow_kind(shared: Arc<Shared>, kind: usize) {
                 shared.objects.add(ObjId { kind, key });
             }
             Some(Notice::Resync) => {
-                for o in k.informer.list(|_| true) {
-                    shared.objects.add(ObjId {
-                        kind,
-                        key: ObjectKey::of(&o),
-                    });
+                for key in k.informer.keys() {
+                    shared.objects.add(ObjId { kind, key });
                 }
             }
             None => return,
@@ -213,28 +210,25 @@ async fn follow_kind(shared: Arc<Shared>, kind: usize) {
 
 fn enqueue_namespace(shared: &Shared, ns: &str) {
     for (kind, k) in shared.kinds.iter().enumerate() {
-        let objects = if k.res.namespaced {
-            k.informer.list_namespace(ns)
+        let keys = if k.res.namespaced {
+            k.informer.keys_in(ns)
         } else {
             k.informer
                 .list(|o| scheduler::effective::defaults_namespace(o) == Some(ns))
+                .iter()
+                .map(|o| ObjectKey::of(o))
+                .collect()
         };
-        for o in objects {
-            shared.objects.add(ObjId {
-                kind,
-                key: ObjectKey::of(&o),
-            });
+        for key in keys {
+            shared.objects.add(ObjId { kind, key });
         }
     }
 }
 
 fn enqueue_all(shared: &Shared) {
     for (kind, k) in shared.kinds.iter().enumerate() {
-        for o in k.informer.list(|_| true) {
-            shared.objects.add(ObjId {
-                kind,
-                key: ObjectKey::of(&o),
-            });
+        for key in k.informer.keys() {
+            shared.objects.add(ObjId { kind, key });
         }
     }
     // Copies whose object is gone (strays) are planned too.
@@ -567,8 +561,6 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), crate::status::A
         let d = removal(shared, &c, false);
         copies.entry(c).or_insert(d);
     }
-    let decision_json =
-        scheduler::record::decision_status(&decision, scheduling, &object::now_rfc3339());
     // A cluster kept while not Ready is re-planned when its grace ends.
     let grace_end = snapshots
         .iter()
@@ -587,7 +579,11 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), crate::status::A
         generation,
         policy,
         copies,
-        decision: Some(decision_json),
+        decision: Some(Planned {
+            decision,
+            scheduling,
+            time: object::now_rfc3339(),
+        }),
         assigned,
         releasing: false,
     };

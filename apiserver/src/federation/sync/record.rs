@@ -158,7 +158,8 @@ async fn record(
     let res = kind.res.clone();
     // Before the Placement is written: after a restart, what it holds is
     // what was already announced.
-    if let Some(d) = &plan.decision {
+    let decision = plan.decision.as_ref().map(super::shared::Planned::status);
+    if let Some(d) = &decision {
         decision_event(shared, id, &obj, d, memory).await;
     }
     // What the Placement reported before this record writes it: after a
@@ -167,7 +168,7 @@ async fn record(
     // A federation without members keeps no Placements (nothing to say).
     let has_clusters = !shared.clusters.list(|_| true).is_empty();
     if (plan.decision.is_some() && has_clusters) || !lines.is_empty() {
-        write_placement(shared, &res, &obj, &plan.decision, &lines, generation).await?;
+        write_placement(shared, &res, &obj, &decision, &lines, generation).await?;
     }
     let member_copies: Vec<MemberCopy<'_>> = copies
         .iter()

@@ -59,14 +59,38 @@ pub struct Plan {
     pub policy: Policy,
     /// Every cluster that should hold a copy or lose one.
     pub copies: BTreeMap<String, Desired>,
-    /// `status.decision` for the Placement; `None` when the object is not
-    /// scheduled (being deleted, or control-plane-only).
-    pub decision: Option<Value>,
+    /// The scheduler's decision for the Placement's `status.decision`;
+    /// `None` when the object is not scheduled (being deleted, or
+    /// control-plane-only).
+    pub decision: Option<Planned>,
     /// The decision's clusters with their replicas (`None`: a whole copy).
     pub assigned: BTreeMap<String, Option<i64>>,
     /// The object is being deleted (or was, or stays on the federation):
     /// its finalizer goes once no copy is left.
     pub releasing: bool,
+}
+
+/// A decision as planned, kept typed (a plan is held per object; its
+/// `status.decision` JSON is made when a record writes it).
+#[derive(Clone, Debug)]
+pub struct Planned {
+    /// The scheduler's answer.
+    pub decision: crate::federation::scheduler::Decision,
+    /// `Divided` or `Duplicated`.
+    pub scheduling: &'static str,
+    /// When it was planned (RFC 3339).
+    pub time: String,
+}
+
+impl Planned {
+    /// The Placement's `status.decision`.
+    pub fn status(&self) -> Value {
+        crate::federation::scheduler::record::decision_status(
+            &self.decision,
+            self.scheduling,
+            &self.time,
+        )
+    }
 }
 
 /// The per-cluster states of the Placement.

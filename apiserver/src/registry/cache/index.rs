@@ -6,21 +6,22 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
-use bytes::Bytes;
 use skein_storage::{EventKind, KeyValue, WatchEvent};
 
 use crate::registry::filter::Attrs;
+use crate::wire::Item;
 
 /// One cached object: its stored pair and, once a list asked for it, its
 /// encoding as a list item (so later lists splice bytes instead of
-/// re-encoding). A new version of the object is a new entry, so the
+/// re-encoding), which shares all but its first fields with the stored
+/// bytes ([`Item`]). A new version of the object is a new entry, so the
 /// encoding never goes stale.
 #[derive(Debug)]
 pub struct Entry {
     /// The stored pair (the value is shared `bytes::Bytes`).
     pub kv: KeyValue,
     /// The list-item encoding and the API version it was made for.
-    encoded: OnceLock<(&'static str, Bytes)>,
+    encoded: OnceLock<(&'static str, Item)>,
     /// What selectors read, once a selector asked (`None`: undecodable).
     attrs: OnceLock<Option<Attrs>>,
 }
@@ -47,15 +48,15 @@ impl Entry {
         &self,
         api_version: &'static str,
         encode: impl FnOnce() -> Result<Vec<u8>, E>,
-    ) -> Result<Bytes, E> {
-        if let Some((v, bytes)) = self.encoded.get()
+    ) -> Result<Item, E> {
+        if let Some((v, item)) = self.encoded.get()
             && *v == api_version
         {
-            return Ok(bytes.clone());
+            return Ok(item.clone());
         }
-        let bytes = Bytes::from(encode()?);
-        let _ = self.encoded.set((api_version, bytes.clone()));
-        Ok(bytes)
+        let item = Item::sharing(&self.kv.value, &encode()?);
+        let _ = self.encoded.set((api_version, item.clone()));
+        Ok(item)
     }
 }
 
@@ -121,6 +122,8 @@ impl Index {
 
 #[cfg(test)]
 mod tests {
+    use bytes::Bytes;
+
     use super::*;
 
     fn kv(key: &str, rev: i64) -> KeyValue {
