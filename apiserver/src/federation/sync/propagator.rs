@@ -561,6 +561,13 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), crate::status::A
         let d = removal(shared, &c, false);
         copies.entry(c).or_insert(d);
     }
+    if copies.is_empty() && shared.clusters.keys().is_empty() {
+        // A federation without members is a plain API server: nothing to
+        // record, and nothing kept per object (a Cluster's arrival
+        // re-plans every object).
+        shared.forget(id);
+        return Ok(());
+    }
     // A cluster kept while not Ready is re-planned when its grace ends.
     let grace_end = snapshots
         .iter()

@@ -192,7 +192,8 @@ impl Shared {
         lock(&self.plans).insert(id.clone(), Arc::new(plan));
     }
 
-    /// Forgets `id` (it is gone and has no copies).
+    /// Forgets `id` (it is gone and has no copies, or the federation has
+    /// no Cluster).
     pub fn forget(&self, id: &ObjId) {
         lock(&self.plans).remove(id);
         lock(&self.copies).retain(|(i, _), _| i != id);
