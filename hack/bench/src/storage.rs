@@ -171,6 +171,20 @@ struct Fanout {
     catch_up: Option<Duration>,
 }
 
+/// Where the fan-out's watchers watch.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Watching {
+    /// Each watcher is its own store watch.
+    Store,
+    /// Each watcher is a watch of Skein's watch cache
+    /// (`skein_apiserver::registry::cache`), which holds ONE store watch
+    /// for all of them, as LIST/WATCH requests are served.
+    Cache,
+}
+
+/// One watcher's stream of events (`Err`: the watch failed or was closed).
+type Events = futures::stream::BoxStream<'static, Result<bool, String>>;
+
 /// Opens `watchers` watches on `/bench/<run>/`, each consumed by its own
 /// task that counts events, then runs creates under that prefix.
 async fn fanout(
@@ -180,16 +194,65 @@ async fn fanout(
     concurrency: usize,
     secs: Duration,
     value: &Arc<[u8]>,
+    watching: Watching,
 ) -> anyhow::Result<Fanout> {
+    use skein_apiserver::registry::cache::{CacheConfig, CacheMessage, CacheWatch, Cacher};
     let prefix = format!("/bench/{run}/");
-    let from = store.current_revision().await?;
-    let mut streams = Vec::with_capacity(watchers);
-    for w in 0..watchers {
-        let stream = tokio::time::timeout(Duration::from_secs(30), store.watch(&prefix, from))
-            .await
-            .with_context(|| format!("opening watch {w} timed out"))?
-            .with_context(|| format!("opening watch {w}"))?;
-        streams.push(stream);
+    let mut streams: Vec<Events> = Vec::with_capacity(watchers);
+    // Kept until the end: it owns the cache's one store watch.
+    let mut cacher = None;
+    match watching {
+        Watching::Store => {
+            let from = store.current_revision().await?;
+            for w in 0..watchers {
+                let stream =
+                    tokio::time::timeout(Duration::from_secs(30), store.watch(&prefix, from))
+                        .await
+                        .with_context(|| format!("opening watch {w} timed out"))?
+                        .with_context(|| format!("opening watch {w}"))?;
+                streams.push(
+                    stream
+                        .map(|m| match m {
+                            Ok(WatchMessage::Event(_)) => Ok(true),
+                            Ok(WatchMessage::Progress(_)) => Ok(false),
+                            Err(e) => Err(e.to_string()),
+                        })
+                        .boxed(),
+                );
+            }
+        }
+        Watching::Cache => {
+            let c = Cacher::new(store.clone(), CacheConfig::default());
+            let cache = c.cache(&prefix);
+            // Listed (on etcd 3.4 a fresh read is never proven by progress
+            // notifications: the cache's own revision is the start).
+            let listed = Instant::now();
+            while cache.revision() == 0 {
+                anyhow::ensure!(
+                    listed.elapsed() < Duration::from_secs(30),
+                    "the watch cache did not list {prefix} in time"
+                );
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            let from = cache.revision();
+            for w in 0..watchers {
+                let CacheWatch::Stream(stream) = cache.watch(&prefix, from) else {
+                    anyhow::bail!("watch {w}: the cache cannot serve revision {from}");
+                };
+                // The cache ends a watcher's stream when it falls behind its
+                // buffer ("too slow"): an error here.
+                let closed = futures::stream::once(async {
+                    Err("closed by the cache (too slow)".to_string())
+                });
+                streams.push(
+                    stream
+                        .map(|m| Ok(matches!(m, CacheMessage::Event(_))))
+                        .chain(closed)
+                        .boxed(),
+                );
+            }
+            cacher = Some(c);
+        }
     }
     let counts: Arc<Vec<AtomicU64>> = Arc::new((0..watchers).map(|_| AtomicU64::new(0)).collect());
     let errors = Arc::new(AtomicUsize::new(0));
@@ -203,14 +266,14 @@ async fn fanout(
             tokio::spawn(async move {
                 while let Some(msg) = stream.next().await {
                     match msg {
-                        Ok(WatchMessage::Event(_)) => {
+                        Ok(true) => {
                             counts[w].fetch_add(1, Ordering::Relaxed);
                         }
-                        Ok(WatchMessage::Progress(_)) => {}
+                        Ok(false) => {}
                         Err(e) => {
                             errors.fetch_add(1, Ordering::Relaxed);
                             if let Ok(mut slot) = first_error.lock() {
-                                slot.get_or_insert_with(|| e.to_string());
+                                slot.get_or_insert(e);
                             }
                             return;
                         }
@@ -237,6 +300,7 @@ async fn fanout(
     for consumer in &consumers {
         consumer.abort();
     }
+    drop(cacher);
     let seen = counts.iter().map(|c| c.load(Ordering::Relaxed));
     let first_watch_error = first_error.lock().ok().and_then(|e| e.clone());
     Ok(Fanout {
@@ -339,13 +403,19 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let mut fanouts: Vec<(&str, Cell, Result<Fanout, String>)> = Vec::new();
     let mut fanout_backends = Vec::new();
     if args.watchers > 0 {
-        fanout_backends.push(("embedded", embedded.clone()));
+        fanout_backends.push(("embedded", embedded.clone(), Watching::Store));
+        fanout_backends.push(("embedded, watch cache", embedded.clone(), Watching::Cache));
     }
     if args.watchers > 0 && !args.no_etcd_fanout {
-        fanout_backends.push(("etcd backend", backend.clone()));
+        fanout_backends.push(("etcd backend", backend.clone(), Watching::Store));
+        fanout_backends.push((
+            "etcd backend, watch cache",
+            backend.clone(),
+            Watching::Cache,
+        ));
     }
-    for (label, store) in fanout_backends {
-        let tag = label.replace(' ', "-");
+    for (label, store, watching) in fanout_backends {
+        let tag = label.replace([' ', ','], "-");
         let c = args.fanout_concurrency;
         eprintln!("  fan-out {label}: 0 watchers, c={c}");
         let base = creates(
@@ -358,7 +428,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         .await;
         eprintln!("  fan-out {label}: {} watchers, c={c}", args.watchers);
         let run = format!("fanout-{tag}-w{}", args.watchers);
-        let loaded = fanout(&store, &run, args.watchers, c, secs, &value)
+        let loaded = fanout(&store, &run, args.watchers, c, secs, &value, watching)
             .await
             .map_err(|e| format!("{e:#}"));
         fanouts.push((label, base, loaded));

@@ -184,6 +184,10 @@ struct State {
     /// The revision the index reflects (0: never listed).
     revision: Revision,
     watchers: Watchers,
+    /// Events applied (in the index and the ring) but not yet offered to
+    /// the watchers: the reflector offers each burst from the store as one
+    /// delivery, before it waits for more.
+    pending: Vec<Arc<CachedEvent>>,
 }
 
 /// A list read from the cache.
@@ -255,6 +259,7 @@ impl WatchCache {
                 ring: Ring::new(0, config.capacity),
                 revision: 0,
                 watchers: Watchers::new(config.progress_every),
+                pending: Vec::new(),
             }),
             config,
             revision: watch::Sender::new(0),
@@ -393,8 +398,10 @@ impl WatchCache {
         let from = backlog.last().map_or(after, |e| e.revision()).max(after);
         let rx = state.watchers.add(prefix, from, self.config.watcher_buffer);
         drop(state);
+        let prefix: Arc<str> = Arc::from(prefix);
         let live =
-            futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|m| (m, rx)) });
+            futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|m| (m, rx)) })
+                .flat_map(move |d| futures::stream::iter(d.for_watcher(prefix.clone(), from)));
         CacheWatch::Stream(
             futures::stream::iter(backlog.into_iter().map(CacheMessage::Event))
                 .chain(live)

@@ -19,6 +19,9 @@ use super::index::Index;
 use super::ring::Ring;
 use super::{WatchCache, lock};
 
+/// The most events offered to the watchers as one delivery.
+const MAX_BURST: usize = 256;
+
 /// Backoff bounds after a store failure.
 const BACKOFF_MIN: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(2);
@@ -79,8 +82,22 @@ async fn run(cache: Weak<WatchCache>, store: Arc<dyn Store>, prefix: String) {
         };
         backoff = BACKOFF_MIN;
         loop {
-            let msg = stream.next().await;
+            // What the store has ready is applied as one burst; the
+            // watchers are offered it before the reflector waits.
+            let msg = match futures::FutureExt::now_or_never(stream.next()) {
+                Some(m) => m,
+                None => {
+                    match cache.upgrade() {
+                        Some(c) => c.flush(),
+                        None => return,
+                    }
+                    stream.next().await
+                }
+            };
             let Some(c) = cache.upgrade() else { return };
+            if c.pending_len() >= MAX_BURST {
+                c.flush();
+            }
             match msg {
                 Some(Ok(m)) => {
                     if let Err(late) = c.apply(m) {
@@ -107,6 +124,10 @@ async fn run(cache: Weak<WatchCache>, store: Arc<dyn Store>, prefix: String) {
                 None => break,
             }
         }
+        match cache.upgrade() {
+            Some(c) => c.flush(),
+            None => return,
+        }
     }
 }
 
@@ -118,6 +139,7 @@ impl WatchCache {
         state.index = index;
         state.ring = Ring::new(revision, self.config.capacity);
         state.revision = revision;
+        state.pending.clear();
         state.watchers.close_all();
         drop(state);
         self.metrics.initializations.inc();
@@ -156,14 +178,8 @@ impl WatchCache {
                     event.prev = before.map(|e| e.kv.clone());
                 }
                 self.metrics.events_received.inc();
-                let slow = state.watchers.closed_slow;
                 let event = std::sync::Arc::new(super::event::CachedEvent::new(event));
-                state.watchers.event(&event);
-                self.metrics.events_dispatched.inc();
-                let closed = state.watchers.closed_slow - slow;
-                if closed > 0 {
-                    self.metrics.terminated_watchers.inc_by(closed);
-                }
+                state.pending.push(event.clone());
                 state.ring.push(event);
                 rev
             }
@@ -171,6 +187,8 @@ impl WatchCache {
                 // Forwarded even when the cache already reflects `rev`:
                 // it is what lets an idle watcher's client bookmark.
                 let rev = rev.max(state.revision);
+                // After the events it covers.
+                self.offer_pending(&mut state);
                 state.watchers.progress(rev, Instant::now());
                 if rev == state.revision {
                     return Ok(());
@@ -183,6 +201,33 @@ impl WatchCache {
         self.record_revision(revision);
         self.revision.send_replace(revision);
         Ok(())
+    }
+
+    /// Offers the events applied since the last offer to the watchers,
+    /// as one delivery.
+    pub(super) fn flush(&self) {
+        let mut state = lock(&self.state);
+        self.offer_pending(&mut state);
+    }
+
+    /// How many applied events wait to be offered.
+    fn pending_len(&self) -> usize {
+        lock(&self.state).pending.len()
+    }
+
+    fn offer_pending(&self, state: &mut super::State) {
+        if state.pending.is_empty() {
+            return;
+        }
+        let events: Arc<[Arc<super::event::CachedEvent>]> =
+            std::mem::take(&mut state.pending).into();
+        let slow = state.watchers.closed_slow;
+        state.watchers.events(&events);
+        self.metrics.events_dispatched.inc_by(events.len() as u64);
+        let closed = state.watchers.closed_slow - slow;
+        if closed > 0 {
+            self.metrics.terminated_watchers.inc_by(closed);
+        }
     }
 
     /// Sets `apiserver_watch_cache_resource_version` (the 15 least

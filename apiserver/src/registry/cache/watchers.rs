@@ -1,7 +1,10 @@
 //! Fan-out of a cache's events to its watchers.
 //!
-//! Each watcher has a bounded buffer. The reflector offers it each message
-//! with `try_send`, never waiting: a watcher whose buffer is full is dropped
+//! Each watcher has a bounded buffer. The reflector offers it what it
+//! applied together (a [`Delivery`]: the events of one burst from the
+//! store, shared by every watcher, which takes those of its prefix after
+//! its revision; or a progress message) with `try_send`, never waiting, so
+//! a burst costs one send and one wake-up per watcher, not one per event: a watcher whose buffer is full is dropped
 //! at once (its stream ends, as upstream's cacher closes a watcher that is
 //! "too slow"), so a slow reader never delays the reflector, writers or
 //! other watchers. Its client re-watches from the last revision it saw, and
@@ -24,6 +27,41 @@ pub enum CacheMessage {
     Progress(Revision),
 }
 
+/// What a watcher's channel carries.
+#[derive(Clone, Debug)]
+pub enum Delivery {
+    /// One message for this watcher.
+    Message(CacheMessage),
+    /// Events applied together, in revision order, shared by every
+    /// watcher: the receiver keeps those under its prefix after its
+    /// revision ([`Delivery::for_watcher`]).
+    Events(Arc<[Arc<CachedEvent>]>),
+}
+
+impl Delivery {
+    /// The messages of this delivery for the watcher of `prefix` that has
+    /// seen every revision up to `after`, in order.
+    pub fn for_watcher(
+        self,
+        prefix: Arc<str>,
+        after: Revision,
+    ) -> impl Iterator<Item = CacheMessage> {
+        let (one, batch) = match self {
+            Delivery::Message(m) => (Some(m), None),
+            Delivery::Events(b) => (None, Some(b)),
+        };
+        let events = batch.into_iter().flat_map(move |b| {
+            let prefix = prefix.clone();
+            (0..b.len()).filter_map(move |i| {
+                let e = &b[i];
+                (e.revision() > after && e.event.kv.key.starts_with(&*prefix))
+                    .then(|| CacheMessage::Event(e.clone()))
+            })
+        });
+        one.into_iter().chain(events)
+    }
+}
+
 /// One registered watcher.
 #[derive(Debug)]
 struct Watcher {
@@ -31,7 +69,7 @@ struct Watcher {
     prefix: String,
     /// Only revisions after this one.
     after: Revision,
-    tx: mpsc::Sender<CacheMessage>,
+    tx: mpsc::Sender<Delivery>,
 }
 
 /// The watchers of one cache.
@@ -63,7 +101,7 @@ impl Watchers {
         prefix: &str,
         after: Revision,
         buffer: usize,
-    ) -> mpsc::Receiver<CacheMessage> {
+    ) -> mpsc::Receiver<Delivery> {
         let (tx, rx) = mpsc::channel(buffer.max(1));
         self.list.push(Watcher {
             prefix: prefix.to_string(),
@@ -89,15 +127,18 @@ impl Watchers {
         self.list.clear();
     }
 
-    /// Offers `event` to every watcher it concerns.
-    pub fn event(&mut self, event: &Arc<CachedEvent>) {
-        let rev = event.revision();
+    /// Offers `events` (applied together, in revision order) to every
+    /// watcher one of them concerns, as one delivery.
+    pub fn events(&mut self, events: &Arc<[Arc<CachedEvent>]>) {
         let mut slow = 0;
         self.list.retain(|w| {
-            if rev <= w.after || !event.event.kv.key.starts_with(&w.prefix) {
+            let concerns = events
+                .iter()
+                .any(|e| e.revision() > w.after && e.event.kv.key.starts_with(&w.prefix));
+            if !concerns {
                 return !w.tx.is_closed();
             }
-            match w.tx.try_send(CacheMessage::Event(event.clone())) {
+            match w.tx.try_send(Delivery::Events(events.clone())) {
                 Ok(()) => true,
                 Err(mpsc::error::TrySendError::Full(_)) => {
                     slow += 1;
@@ -126,7 +167,7 @@ impl Watchers {
         self.list.retain(|w| {
             if revision >= w.after {
                 !matches!(
-                    w.tx.try_send(CacheMessage::Progress(revision)),
+                    w.tx.try_send(Delivery::Message(CacheMessage::Progress(revision))),
                     Err(mpsc::error::TrySendError::Closed(_))
                 )
             } else {
