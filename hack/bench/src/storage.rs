@@ -1,6 +1,7 @@
 //! `bench storage`: creates/s and gets/s of 1 KiB values for raw etcd, the
 //! etcd backend and the embedded backend, side by side, plus the cost of
-//! watch fan-out; ratios against the targets.
+//! watch fan-out to 1,000 watchers, each a store watch or all served by
+//! Skein's watch cache (one store watch); ratios against the targets.
 //!
 //! Everything is durable as configured for production: etcd runs with its
 //! default fsync settings, the embedded store fsyncs every group commit.
@@ -55,6 +56,10 @@ const BACKEND_VS_RAW_TARGET: f64 = 0.9;
 const EMBEDDED_VS_RAW_TARGET: f64 = 2.0;
 /// Concurrency at which embedded is compared with raw etcd.
 const EMBEDDED_TARGET_CONCURRENCY: usize = 64;
+/// Writers' rate with the watchers served by the watch cache, against
+/// their rate with none (issue 13).
+const CACHE_FANOUT_TARGET: f64 = 0.8;
+
 /// How long watchers may take to catch up after the writers stop.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -649,6 +654,22 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                     EMBEDDED_VS_RAW_TARGET,
                 );
             }
+        }
+    }
+    // Issue 13: writers keep ≥ 0.8× their rate with 1,000 watchers served
+    // by the watch cache (one store watch), on both stores.
+    for (label, base, loaded) in &fanouts {
+        if let Ok(f) = loaded
+            && label.ends_with("watch cache")
+        {
+            ratio_row(
+                w,
+                &format!("{label}: creates with {} watchers / with none", f.watchers),
+                "create",
+                args.fanout_concurrency,
+                (&f.cell, base),
+                CACHE_FANOUT_TARGET,
+            );
         }
     }
 
