@@ -470,7 +470,7 @@ impl Held {
     fn value(&self, res: &ResourceInfo) -> Option<Arc<Value>> {
         let decoded = match self {
             Held::Decoded(v) => return Some(v.clone()),
-            Held::Cached { entry, .. } => Registry::decode_entry(entry).map_err(|e| e.to_string()),
+            Held::Cached { entry, .. } => Registry::decode(&entry.kv).map_err(|e| e.to_string()),
             Held::Encoded { json, .. } => serde_json::from_slice(json).map_err(|e| e.to_string()),
         };
         match decoded {

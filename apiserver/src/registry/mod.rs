@@ -246,8 +246,8 @@ impl Registry {
 
     /// The watch cache's current entry for an object of `res` (its stored
     /// bytes, shared), for readers that hold entries instead of decoded
-    /// copies (see `controllers::informer`); decode it with
-    /// [`Registry::decode_entry`]. `None` when the cache is off, has not
+    /// copies (see `controllers::informer`); `Registry::decode` of its
+    /// pair is what a read of the object returns. `None` when the cache is off, has not
     /// listed yet, does not hold the object, or `res` is a custom or
     /// converted resource (its stored bytes are not what a read returns).
     /// Never reads the store.
@@ -265,11 +265,6 @@ impl Registry {
             .cache(&key::prefix(res, None))
             .get(&key::object(res, ns, name))?;
         entry
-    }
-
-    /// A cached entry's object as a read of its resource returns it.
-    pub fn decode_entry(entry: &cache::index::Entry) -> Result<Value, ApiError> {
-        Registry::decode(&entry.kv)
     }
 
     /// Decodes a stored object and stamps its resourceVersion.

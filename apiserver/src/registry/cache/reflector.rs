@@ -95,9 +95,6 @@ async fn run(cache: Weak<WatchCache>, store: Arc<dyn Store>, prefix: String) {
                 }
             };
             let Some(c) = cache.upgrade() else { return };
-            if c.pending_len() >= MAX_BURST {
-                c.flush();
-            }
             match msg {
                 Some(Ok(m)) => {
                     if let Err(late) = c.apply(m) {
@@ -181,6 +178,9 @@ impl WatchCache {
                 let event = std::sync::Arc::new(super::event::CachedEvent::new(event));
                 state.pending.push(event.clone());
                 state.ring.push(event);
+                if state.pending.len() >= MAX_BURST {
+                    self.offer_pending(&mut state);
+                }
                 rev
             }
             WatchMessage::Progress(rev) => {
@@ -208,11 +208,6 @@ impl WatchCache {
     pub(super) fn flush(&self) {
         let mut state = lock(&self.state);
         self.offer_pending(&mut state);
-    }
-
-    /// How many applied events wait to be offered.
-    fn pending_len(&self) -> usize {
-        lock(&self.state).pending.len()
     }
 
     fn offer_pending(&self, state: &mut super::State) {
