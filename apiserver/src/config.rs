@@ -356,6 +356,13 @@ pub struct Config {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub watch_cache: bool,
 
+    /// MiB of page cache the embedded store keeps in memory (redb's cache:
+    /// its reads and write buffer). The watch cache serves reads, so the
+    /// default is 8 MiB; the OS page cache still holds the file. Without
+    /// the watch cache, redb's default (1 GiB) is used unless set.
+    #[arg(long)]
+    pub embedded_cache_mib: Option<usize>,
+
     /// Authorizers in order, comma-separated (kube-apiserver's
     /// `--authorization-mode`): `RBAC` (default) and/or `AlwaysAllow`.
     #[arg(long, default_value = "RBAC", value_delimiter = ',', value_parser = parse_authorization_mode)]
@@ -624,6 +631,17 @@ impl Config {
         }
     }
 
+    /// Bytes of the embedded store's page cache: `--embedded-cache-mib`,
+    /// else 8 MiB in front of a watch cache (hot B-tree pages; leaves come
+    /// from the OS page cache) and redb's 1 GiB without one.
+    pub fn embedded_cache_bytes(&self) -> usize {
+        match self.embedded_cache_mib {
+            Some(mib) => mib.saturating_mul(1 << 20),
+            None if self.watch_cache => 8 << 20,
+            None => skein_storage::embedded::DEFAULT_PAGE_CACHE_BYTES,
+        }
+    }
+
     /// History kept before compaction; `None` when compaction is off.
     pub fn retain_history(&self) -> Option<std::time::Duration> {
         (!self.etcd_compaction_interval.is_zero()).then_some(self.etcd_compaction_interval)
@@ -653,6 +671,7 @@ impl Config {
             access_log: true,
             etcd_count_metric_poll_period: std::time::Duration::from_secs(60),
             watch_cache: true,
+            embedded_cache_mib: None,
             protect: ProtectConfig {
                 tls_min_version: "VersionTLS12".into(),
                 ..ProtectConfig::default()

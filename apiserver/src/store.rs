@@ -38,6 +38,7 @@ pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>> {
             &path,
             EmbeddedOptions {
                 retain_history: config.retain_history(),
+                page_cache_bytes: config.embedded_cache_bytes(),
                 ..EmbeddedOptions::default()
             },
         )

@@ -57,9 +57,65 @@ impl Node {
     }
 }
 
-/// The owner index.
+/// The uids of every object the collector knows: a canonical (lowercase,
+/// hyphenated) UUID, as Skein makes them, is held in 16 bytes; any other
+/// uid as its string.
+#[derive(Default)]
+struct Uids {
+    uuids: HashSet<u128>,
+    other: HashSet<Box<str>>,
+}
+
+impl Uids {
+    fn insert(&mut self, uid: &str) {
+        match parse_uuid(uid) {
+            Some(u) => self.uuids.insert(u),
+            None => self.other.insert(uid.into()),
+        };
+    }
+
+    fn remove(&mut self, uid: &str) {
+        match parse_uuid(uid) {
+            Some(u) => self.uuids.remove(&u),
+            None => self.other.remove(uid),
+        };
+    }
+
+    fn contains(&self, uid: &str) -> bool {
+        match parse_uuid(uid) {
+            Some(u) => self.uuids.contains(&u),
+            None => self.other.contains(uid),
+        }
+    }
+}
+
+/// `s` as a number if it is a UUID in canonical form (8-4-4-4-12 lowercase
+/// hex digits), so that distinct strings never share a number.
+fn parse_uuid(s: &str) -> Option<u128> {
+    let b = s.as_bytes();
+    if b.len() != 36 {
+        return None;
+    }
+    let mut n: u128 = 0;
+    for (i, &c) in b.iter().enumerate() {
+        let digit = match (i, c) {
+            (8 | 13 | 18 | 23, b'-') => continue,
+            (8 | 13 | 18 | 23, _) => return None,
+            (_, b'0'..=b'9') => c - b'0',
+            (_, b'a'..=b'f') => c - b'a' + 10,
+            _ => return None,
+        };
+        n = (n << 4) | u128::from(digit);
+    }
+    Some(n)
+}
+
+/// The owner index. Every object's uid is in `present`; only objects that
+/// have owners or are being deleted, the ones the collector acts on, have
+/// a [`Node`] (most objects have neither, and cost 16 bytes here).
 #[derive(Default)]
 struct Graph {
+    present: Uids,
     nodes: HashMap<String, Node>,
     dependents: HashMap<String, HashSet<String>>,
 }
@@ -67,6 +123,10 @@ struct Graph {
 impl Graph {
     fn upsert(&mut self, uid: &str, node: Node) {
         self.remove(uid);
+        self.present.insert(uid);
+        if node.owners.is_empty() && !node.deleting {
+            return;
+        }
         for owner in &node.owners {
             self.dependents
                 .entry(owner.clone())
@@ -76,7 +136,9 @@ impl Graph {
         self.nodes.insert(uid.to_string(), node);
     }
 
+    /// Forgets `uid`; returns its node if it had one.
     fn remove(&mut self, uid: &str) -> Option<Node> {
+        self.present.remove(uid);
         let node = self.nodes.remove(uid)?;
         for owner in &node.owners {
             if let Some(set) = self.dependents.get_mut(owner) {
@@ -87,6 +149,11 @@ impl Graph {
             }
         }
         Some(node)
+    }
+
+    /// Whether an object with `uid` exists (as far as the index knows).
+    fn contains(&self, uid: &str) -> bool {
+        self.present.contains(uid)
     }
 
     fn dependents_of(&self, uid: &str) -> Vec<(String, Node)> {
@@ -151,7 +218,7 @@ async fn run_once(registry: &Registry) -> Result<(), ApiError> {
                             handle_deleting_owner(registry, &graph, &uid, &node).await;
                         }
                         // A new object whose owners are all gone is garbage.
-                        if !node.owners.is_empty() && node.owners.iter().all(|o| !graph.nodes.contains_key(o)) {
+                        if !node.owners.is_empty() && node.owners.iter().all(|o| !graph.contains(o)) {
                             collect_dependent(registry, &uid, &node).await;
                         }
                     }
@@ -372,5 +439,70 @@ async fn handle_deleting_owner(registry: &Registry, graph: &Graph, uid: &str, no
         Err(e) => {
             tracing::warn!(name = %node.name, error = %e, "garbage collector: owner handling failed")
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::resource;
+
+    fn node(owners: &[&str], deleting: bool) -> Node {
+        Node {
+            res: resource::find("", "v1", "configmaps").expect("configmaps are served"),
+            namespace: "ns".into(),
+            name: "n".into(),
+            owners: owners.iter().map(|o| o.to_string()).collect(),
+            deleting,
+            finalizers: vec![],
+        }
+    }
+
+    const OWNER: &str = "0f8fad5b-d9cb-469f-a165-70867728950e";
+    const CHILD: &str = "7c9e6679-7425-40de-944b-e07fc1f90ae7";
+
+    #[test]
+    fn canonical_uuids_are_numbers_and_other_uids_stay_strings() {
+        assert_eq!(
+            parse_uuid("00000000-0000-0000-0000-00000000001f"),
+            Some(0x1f)
+        );
+        assert!(parse_uuid(OWNER).is_some());
+        // Upper case, missing hyphens, other lengths: not canonical.
+        assert_eq!(parse_uuid(&OWNER.to_uppercase()), None);
+        assert_eq!(parse_uuid(&OWNER.replace('-', "")), None);
+        assert_eq!(parse_uuid("0f8fad5b-d9cb-469f-a165-70867728950"), None);
+        assert_eq!(parse_uuid("0f8fad5b+d9cb-469f-a165-70867728950e"), None);
+        let mut uids = Uids::default();
+        uids.insert(OWNER);
+        uids.insert("my-uid");
+        assert!(uids.contains(OWNER) && uids.contains("my-uid"));
+        assert!(!uids.contains(&OWNER.to_uppercase()));
+        uids.remove(OWNER);
+        uids.remove("my-uid");
+        assert!(!uids.contains(OWNER) && !uids.contains("my-uid"));
+    }
+
+    #[test]
+    fn only_dependents_and_deleting_objects_keep_a_node() {
+        let mut g = Graph::default();
+        g.upsert(OWNER, node(&[], false));
+        g.upsert(CHILD, node(&[OWNER], false));
+        assert!(g.contains(OWNER) && g.contains(CHILD));
+        assert_eq!(g.nodes.len(), 1, "a plain object keeps only its uid");
+        let deps: Vec<String> = g.dependents_of(OWNER).into_iter().map(|(u, _)| u).collect();
+        assert_eq!(deps, [CHILD]);
+        // The owner starts deleting: now it has a node; it stops: gone again.
+        g.upsert(OWNER, node(&[], true));
+        assert!(g.nodes.contains_key(OWNER));
+        g.upsert(OWNER, node(&[], false));
+        assert!(!g.nodes.contains_key(OWNER) && g.contains(OWNER));
+        // The owner goes: its dependents are still found.
+        assert!(g.remove(OWNER).is_none());
+        assert!(!g.contains(OWNER));
+        assert_eq!(g.dependents_of(OWNER).len(), 1);
+        let gone = g.remove(CHILD).expect("the dependent had a node");
+        assert_eq!(gone.owners, [OWNER]);
+        assert!(g.dependents.is_empty() && g.nodes.is_empty() && !g.contains(CHILD));
     }
 }

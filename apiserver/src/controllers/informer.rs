@@ -163,9 +163,9 @@ impl Informer {
         let (notices, _) = broadcast::channel(NOTICE_BUFFER);
         let (synced_tx, synced) = watch::channel(false);
         let informer = Informer {
+            objects: Arc::new(RwLock::new(Cache::new(&res))),
             res,
             registry: registry.clone(),
-            objects: Arc::default(),
             notices,
             synced,
             seen: Arc::new(watch::channel(0).0),
@@ -290,14 +290,7 @@ impl Informer {
     /// The cached objects of `namespace` without a controller
     /// ownerReference, in name order.
     pub fn orphans(&self, namespace: &str) -> Vec<Arc<Value>> {
-        let from = ObjectKey::new(namespace, "");
-        self.values(|c| {
-            c.orphans
-                .range(from..)
-                .take_while(|k| k.namespace == namespace)
-                .filter_map(|k| c.objects.get(k).cloned())
-                .collect()
-        })
+        self.values(|c| c.orphans_in(namespace))
     }
 
     /// The objects `pick` takes from the cache, decoded (when held
@@ -409,7 +402,7 @@ impl Informer {
                 .filter(|(k, _)| !fresh.contains_key(k))
                 .map(|(_, v)| v.clone())
                 .collect();
-            *cache = Cache::default();
+            *cache = Cache::new(&self.res);
             for (key, obj) in &fresh {
                 cache.insert(key.clone(), self.hold(key, obj));
             }
@@ -509,16 +502,26 @@ fn strip_managed_fields(obj: &mut Value) {
 }
 
 /// The cached objects and their controller index.
-#[derive(Default)]
 struct Cache {
     objects: BTreeMap<ObjectKey, Held>,
     /// Controller uid → keys of the objects it controls.
     controlled: HashMap<String, BTreeSet<ObjectKey>>,
-    /// Keys of the objects without a controller.
-    orphans: BTreeSet<ObjectKey>,
+    /// Keys of the objects without a controller; `None` for the resources
+    /// held encoded (Secrets and ConfigMaps: nearly all are orphans, no
+    /// controller asks for them, and a second copy of every key would cost
+    /// more than a scan), whose [`Informer::orphans`] scans the namespace.
+    orphans: Option<BTreeSet<ObjectKey>>,
 }
 
 impl Cache {
+    fn new(res: &ResourceInfo) -> Cache {
+        Cache {
+            objects: BTreeMap::new(),
+            controlled: HashMap::new(),
+            orphans: (!holds_encoded(res)).then(BTreeSet::new),
+        }
+    }
+
     fn insert(&mut self, key: ObjectKey, obj: Held) {
         self.unindex(&key);
         match obj.controller() {
@@ -529,10 +532,31 @@ impl Cache {
                     .insert(key.clone());
             }
             None => {
-                self.orphans.insert(key.clone());
+                if let Some(orphans) = &mut self.orphans {
+                    orphans.insert(key.clone());
+                }
             }
         }
         self.objects.insert(key, obj);
+    }
+
+    /// The objects of `namespace` without a controller, in name order.
+    fn orphans_in(&self, namespace: &str) -> Vec<Held> {
+        let from = ObjectKey::new(namespace, "");
+        match &self.orphans {
+            Some(orphans) => orphans
+                .range(from..)
+                .take_while(|k| k.namespace == namespace)
+                .filter_map(|k| self.objects.get(k).cloned())
+                .collect(),
+            None => self
+                .objects
+                .range(from..)
+                .take_while(|(k, _)| k.namespace == namespace)
+                .filter(|(_, held)| held.controller().is_none())
+                .map(|(_, held)| held.clone())
+                .collect(),
+        }
     }
 
     fn remove(&mut self, key: &ObjectKey) {
@@ -554,7 +578,9 @@ impl Cache {
                 }
             }
             None => {
-                self.orphans.remove(key);
+                if let Some(orphans) = &mut self.orphans {
+                    orphans.remove(key);
+                }
             }
         }
     }
@@ -607,5 +633,42 @@ impl Informer {
     /// Like [`Informer::subscribe`], with lag mapped to a resync.
     pub fn subscription(&self) -> Subscription {
         Subscription(self.subscribe())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::resource;
+
+    fn held(controller: Option<&str>) -> Held {
+        Held::Encoded {
+            json: Arc::from(&b"{}"[..]),
+            controller: controller.map(Arc::from),
+        }
+    }
+
+    /// The orphans of a namespace are the same whether the cache indexes
+    /// them (Pods) or scans for them (Secrets).
+    #[test]
+    fn orphans_are_found_with_and_without_their_index() {
+        for plural in ["pods", "secrets"] {
+            let res = resource::find("", "v1", plural).expect("served");
+            let mut cache = Cache::new(&res);
+            assert_eq!(cache.orphans.is_some(), plural == "pods");
+            cache.insert(ObjectKey::new("a", "x"), held(None));
+            cache.insert(ObjectKey::new("a", "y"), held(Some("owner")));
+            cache.insert(ObjectKey::new("a", "z"), held(None));
+            cache.insert(ObjectKey::new("b", "w"), held(None));
+            // z gains a controller, x goes.
+            cache.insert(ObjectKey::new("a", "z"), held(Some("owner")));
+            cache.remove(&ObjectKey::new("a", "x"));
+            cache.insert(ObjectKey::new("a", "v"), held(None));
+            let found = cache.orphans_in("a");
+            assert_eq!(found.len(), 1, "{plural}");
+            assert!(found[0].controller().is_none());
+            assert_eq!(cache.orphans_in("b").len(), 1);
+            assert_eq!(cache.controlled.get("owner").map(BTreeSet::len), Some(2));
+        }
     }
 }

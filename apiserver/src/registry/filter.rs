@@ -52,7 +52,7 @@ impl Filter {
     /// and asks [`Filter::matches`]).
     pub fn matches_attrs(&self, attrs: &Attrs) -> Option<bool> {
         if let Some(l) = &self.label
-            && !l.matches(&attrs.labels)
+            && !l.matches_with(|k| attrs.label(k))
         {
             return Some(false);
         }
@@ -65,7 +65,7 @@ impl Filter {
         {
             return None;
         }
-        Some(f.matches(|name| attrs.field(name).flatten()))
+        Some(f.matches(|name| attrs.field(name).flatten().map(str::to_string)))
     }
 
     /// Whether `obj` (of kind `res`) passes.
@@ -84,11 +84,12 @@ impl Filter {
 
 /// What selectors read of one object, parsed once (the watch cache keeps it
 /// beside the object's bytes): its labels and the values of its kind's
-/// selectable fields.
+/// selectable fields. Kept compact, one per cached object: labels sorted
+/// by key in one boxed slice, no map nodes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Attrs {
-    labels: std::collections::BTreeMap<String, String>,
-    fields: Vec<(&'static str, Option<String>)>,
+    labels: Box<[(Box<str>, Box<str>)]>,
+    fields: Box<[(&'static str, Option<Box<str>>)]>,
 }
 
 impl Attrs {
@@ -100,21 +101,36 @@ impl Attrs {
         } else {
             fields::supported(res.group, res.version, res.kind)
         };
+        // `object::labels` is a BTreeMap: already sorted by key.
         Attrs {
-            labels: object::labels(obj),
+            labels: object::labels(obj)
+                .into_iter()
+                .map(|(k, v)| (k.into_boxed_str(), v.into_boxed_str()))
+                .collect(),
             fields: names
                 .iter()
-                .map(|f| (*f, fields::value(res.group, res.kind, obj, f)))
+                .map(|f| {
+                    let value = fields::value(res.group, res.kind, obj, f);
+                    (*f, value.map(String::into_boxed_str))
+                })
                 .collect(),
         }
     }
 
+    /// The value of label `key`, if the object has it.
+    fn label(&self, key: &str) -> Option<&str> {
+        self.labels
+            .binary_search_by(|(k, _)| (**k).cmp(key))
+            .ok()
+            .map(|i| &*self.labels[i].1)
+    }
+
     /// A selectable field's value: `None` when not precomputed, else as
     /// [`fields::value`] gives it.
-    fn field(&self, name: &str) -> Option<Option<String>> {
+    fn field(&self, name: &str) -> Option<Option<&str>> {
         self.fields
             .iter()
             .find(|(f, _)| *f == name)
-            .map(|(_, v)| v.clone())
+            .map(|(_, v)| v.as_deref())
     }
 }

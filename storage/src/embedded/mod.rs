@@ -62,7 +62,15 @@ pub struct EmbeddedOptions {
     pub watch_buffer: usize,
     /// Most writes in one group commit.
     pub max_batch: usize,
+    /// Bytes of redb's own page cache (reads and the write buffer). Pages
+    /// beyond it are read from the file again (the OS page cache serves
+    /// them); a server with a watch cache in front reads the store
+    /// rarely, so it needs little of it.
+    pub page_cache_bytes: usize,
 }
+
+/// redb's default page cache, [`EmbeddedOptions::default`]'s.
+pub const DEFAULT_PAGE_CACHE_BYTES: usize = 1 << 30;
 
 impl Default for EmbeddedOptions {
     fn default() -> Self {
@@ -71,6 +79,7 @@ impl Default for EmbeddedOptions {
             progress_interval: Duration::from_secs(5),
             watch_buffer: 1024,
             max_batch: 4096,
+            page_cache_bytes: DEFAULT_PAGE_CACHE_BYTES,
         }
     }
 }
@@ -116,10 +125,13 @@ impl EmbeddedStore {
     pub async fn open(path: &Path, opts: EmbeddedOptions) -> Result<Arc<EmbeddedStore>> {
         let path_display = path.display().to_string();
         let path = path.to_owned();
-        let db = tokio::task::spawn_blocking(move || redb::Database::create(&path))
-            .await
-            .map_err(|e| Error::Unavailable(format!("embedded store: open: {e}")))?
-            .map_err(db_err)?;
+        let cache = opts.page_cache_bytes;
+        let db = tokio::task::spawn_blocking(move || {
+            redb::Builder::new().set_cache_size(cache).create(&path)
+        })
+        .await
+        .map_err(|e| Error::Unavailable(format!("embedded store: open: {e}")))?
+        .map_err(db_err)?;
         // Create the tables and read the persisted counters.
         let txn = db.begin_write().map_err(db_err)?;
         let (revision, compacted) = {

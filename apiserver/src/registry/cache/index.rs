@@ -3,7 +3,9 @@
 //!
 //! Pure: applying an event is a map insert or remove, no I/O.
 
-use std::collections::BTreeMap;
+use std::borrow::Borrow;
+use std::cmp::Ordering;
+use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
 
 use skein_storage::{EventKind, KeyValue, WatchEvent};
@@ -60,11 +62,42 @@ impl Entry {
     }
 }
 
+/// An entry ordered, compared and looked up by its key, so the index holds
+/// each key once (in the entry), not a second copy as a map key.
+#[derive(Clone, Debug)]
+struct ByKey(Arc<Entry>);
+
+impl Borrow<str> for ByKey {
+    fn borrow(&self) -> &str {
+        &self.0.kv.key
+    }
+}
+
+impl PartialEq for ByKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.kv.key == other.0.kv.key
+    }
+}
+
+impl Eq for ByKey {}
+
+impl PartialOrd for ByKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ByKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.kv.key.cmp(&other.0.kv.key)
+    }
+}
+
 /// Live keys in key order. Entries are shared (`Arc`): a list snapshot
 /// copies pointers, never bytes.
 #[derive(Debug, Default)]
 pub struct Index {
-    items: BTreeMap<String, Arc<Entry>>,
+    items: BTreeSet<ByKey>,
 }
 
 impl Index {
@@ -73,7 +106,7 @@ impl Index {
         Index {
             items: items
                 .into_iter()
-                .map(|kv| (kv.key.clone(), Arc::new(Entry::new(kv))))
+                .map(|kv| ByKey(Arc::new(Entry::new(kv))))
                 .collect(),
         }
     }
@@ -84,14 +117,15 @@ impl Index {
         match event.kind {
             EventKind::Put => self
                 .items
-                .insert(event.kv.key.clone(), Arc::new(Entry::new(event.kv.clone()))),
-            EventKind::Delete => self.items.remove(&event.kv.key),
+                .replace(ByKey(Arc::new(Entry::new(event.kv.clone())))),
+            EventKind::Delete => self.items.take(event.kv.key.as_str()),
         }
+        .map(|e| e.0)
     }
 
     /// The pair stored at `key`.
     pub fn get(&self, key: &str) -> Option<Arc<Entry>> {
-        self.items.get(key).cloned()
+        self.items.get(key).map(|e| e.0.clone())
     }
 
     /// Every pair whose key starts with `prefix` and is greater than
@@ -99,13 +133,13 @@ impl Index {
     pub fn range(&self, prefix: &str, start_after: Option<&str>) -> Vec<Arc<Entry>> {
         use std::ops::Bound;
         let lower = match start_after {
-            Some(k) if k >= prefix => Bound::Excluded(k.to_string()),
-            _ => Bound::Included(prefix.to_string()),
+            Some(k) if k >= prefix => Bound::Excluded(k),
+            _ => Bound::Included(prefix),
         };
         self.items
-            .range((lower, Bound::Unbounded))
-            .take_while(|(k, _)| k.starts_with(prefix))
-            .map(|(_, v)| v.clone())
+            .range::<str, _>((lower, Bound::Unbounded))
+            .take_while(|e| e.0.kv.key.starts_with(prefix))
+            .map(|e| e.0.clone())
             .collect()
     }
 
