@@ -14,7 +14,7 @@ use futures::{StreamExt, stream};
 use serde_json::Value;
 use skein_storage::{Error as StoreError, EventKind, WatchMessage, WatchStream};
 
-use super::cache::{CacheMessage, CacheWatch, CachedEvent};
+use super::cache::{Burst, CacheMessage, CacheWatch, CachedEvent};
 use super::filter::Attrs;
 use super::object::Header;
 use super::{Filter, Registry, ResourceInfo, key, list::ListQuery, store_error};
@@ -216,6 +216,7 @@ impl Registry {
             encode,
             queue,
             events,
+            burst: None,
             done: false,
         };
         Ok(stream::unfold(state, |mut s| async move {
@@ -353,6 +354,8 @@ struct State {
     encode: Option<&'static str>,
     queue: VecDeque<WatchItem>,
     events: Source,
+    /// The burst being read, and the index to go on from.
+    burst: Option<(Burst, usize)>,
     done: bool,
 }
 
@@ -361,6 +364,15 @@ impl State {
         loop {
             if let Some(item) = self.queue.pop_front() {
                 return Some(WatchLine::Item(item));
+            }
+            if let Some((burst, mut at)) = self.burst.take() {
+                while let Some((i, event)) = burst.next_from(at) {
+                    at = i + 1;
+                    if let Some(line) = self.classify(event) {
+                        self.burst = Some((burst, at));
+                        return Some(line);
+                    }
+                }
             }
             if self.done {
                 return None;
@@ -391,6 +403,10 @@ impl State {
                     Some(line) => return Some(line),
                     None => continue,
                 },
+                Some(Ok(CacheMessage::Events(burst))) => {
+                    self.burst = Some((burst, 0));
+                    continue;
+                }
             };
             return Some(WatchLine::Item(item));
         }
@@ -626,11 +642,16 @@ async fn observe_cached(
         });
         streams.push(
             events
-                .filter_map(move |m| {
-                    futures::future::ready(match m {
-                        CacheMessage::Event(e) => Some(Ok(change_of(res.clone(), &e.event))),
-                        CacheMessage::Progress(_) => None,
-                    })
+                .flat_map(move |m| {
+                    let changes: Vec<_> = match m {
+                        CacheMessage::Event(e) => vec![Ok(change_of(res.clone(), &e.event))],
+                        CacheMessage::Events(burst) => burst
+                            .iter()
+                            .map(|e| Ok(change_of(res.clone(), &e.event)))
+                            .collect(),
+                        CacheMessage::Progress(_) => Vec::new(),
+                    };
+                    stream::iter(changes)
                 })
                 .chain(ended)
                 .boxed(),

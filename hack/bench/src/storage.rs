@@ -160,6 +160,11 @@ async fn gets(
     .await
 }
 
+/// An event counter alone on its cache line.
+#[derive(Default)]
+#[repr(align(64))]
+struct Padded(AtomicU64);
+
 /// A create run under load from watchers, and what the watchers saw.
 struct Fanout {
     cell: Cell,
@@ -187,8 +192,9 @@ enum Watching {
     Cache,
 }
 
-/// One watcher's stream of events (`Err`: the watch failed or was closed).
-type Events = futures::stream::BoxStream<'static, Result<bool, String>>;
+/// One watcher's stream: how many events each message carried (`Err`: the
+/// watch failed or was closed).
+type Events = futures::stream::BoxStream<'static, Result<u64, String>>;
 
 /// Opens `watchers` watches on `/bench/<run>/`, each consumed by its own
 /// task that counts events, then runs creates under that prefix.
@@ -218,8 +224,8 @@ async fn fanout(
                 streams.push(
                     stream
                         .map(|m| match m {
-                            Ok(WatchMessage::Event(_)) => Ok(true),
-                            Ok(WatchMessage::Progress(_)) => Ok(false),
+                            Ok(WatchMessage::Event(_)) => Ok(1),
+                            Ok(WatchMessage::Progress(_)) => Ok(0),
                             Err(e) => Err(e.to_string()),
                         })
                         .boxed(),
@@ -251,7 +257,13 @@ async fn fanout(
                 });
                 streams.push(
                     stream
-                        .map(|m| Ok(matches!(m, CacheMessage::Event(_))))
+                        .map(|m| {
+                            Ok(match m {
+                                CacheMessage::Event(_) => 1,
+                                CacheMessage::Events(burst) => burst.iter().count() as u64,
+                                CacheMessage::Progress(_) => 0,
+                            })
+                        })
                         .chain(closed)
                         .boxed(),
                 );
@@ -259,7 +271,9 @@ async fn fanout(
             cacher = Some(c);
         }
     }
-    let counts: Arc<Vec<AtomicU64>> = Arc::new((0..watchers).map(|_| AtomicU64::new(0)).collect());
+    // One cache line per counter: neighbours' counts are written from both
+    // CPUs, and sharing lines would bill the bench's bookkeeping to Skein.
+    let counts: Arc<Vec<Padded>> = Arc::new((0..watchers).map(|_| Padded::default()).collect());
     let errors = Arc::new(AtomicUsize::new(0));
     let first_error = Arc::new(std::sync::Mutex::new(None::<String>));
     let consumers: Vec<_> = streams
@@ -271,10 +285,10 @@ async fn fanout(
             tokio::spawn(async move {
                 while let Some(msg) = stream.next().await {
                     match msg {
-                        Ok(true) => {
-                            counts[w].fetch_add(1, Ordering::Relaxed);
+                        Ok(0) => {}
+                        Ok(n) => {
+                            counts[w].0.fetch_add(n, Ordering::Relaxed);
                         }
-                        Ok(false) => {}
                         Err(e) => {
                             errors.fetch_add(1, Ordering::Relaxed);
                             if let Ok(mut slot) = first_error.lock() {
@@ -291,7 +305,11 @@ async fn fanout(
     let cell = creates(&Target::Store(store.clone()), run, concurrency, secs, value).await;
     let written = Instant::now();
     let expected = cell.ok;
-    let caught_up = || counts.iter().all(|c| c.load(Ordering::Relaxed) >= expected);
+    let caught_up = || {
+        counts
+            .iter()
+            .all(|c| c.0.load(Ordering::Relaxed) >= expected)
+    };
     let mut catch_up = None;
     while written.elapsed() < DRAIN_TIMEOUT {
         if caught_up() || errors.load(Ordering::Relaxed) == watchers {
@@ -306,7 +324,7 @@ async fn fanout(
         consumer.abort();
     }
     drop(cacher);
-    let seen = counts.iter().map(|c| c.load(Ordering::Relaxed));
+    let seen = counts.iter().map(|c| c.0.load(Ordering::Relaxed));
     let first_watch_error = first_error.lock().ok().and_then(|e| e.clone());
     Ok(Fanout {
         watchers,

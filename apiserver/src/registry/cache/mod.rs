@@ -67,7 +67,7 @@ use skein_storage::{Revision, Store};
 use tokio::sync::watch;
 
 pub use event::CachedEvent;
-pub use watchers::CacheMessage;
+pub use watchers::{Burst, CacheMessage};
 
 use index::Index;
 use ring::{Miss, Ring};
@@ -188,6 +188,8 @@ struct State {
     /// the watchers: the reflector offers each burst from the store as one
     /// delivery, before it waits for more.
     pending: Vec<Arc<CachedEvent>>,
+    /// When pending events were last offered (see `reflector::GATHER`).
+    last_offer: Option<std::time::Instant>,
 }
 
 /// A list read from the cache.
@@ -260,6 +262,7 @@ impl WatchCache {
                 revision: 0,
                 watchers: Watchers::new(config.progress_every),
                 pending: Vec::new(),
+                last_offer: None,
             }),
             config,
             revision: watch::Sender::new(0),
@@ -398,10 +401,9 @@ impl WatchCache {
         let from = backlog.last().map_or(after, |e| e.revision()).max(after);
         let rx = state.watchers.add(prefix, from, self.config.watcher_buffer);
         drop(state);
-        let prefix: Arc<str> = Arc::from(prefix);
-        let live =
-            futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|m| (m, rx)) })
-                .flat_map(move |d| futures::stream::iter(d.for_watcher(prefix.clone(), from)));
+        // A watcher of the cache's whole prefix needs no key check.
+        let own = (prefix != self.prefix.as_str()).then_some(prefix);
+        let live = watchers::Live::new(rx, own, from);
         CacheWatch::Stream(
             futures::stream::iter(backlog.into_iter().map(CacheMessage::Event))
                 .chain(live)

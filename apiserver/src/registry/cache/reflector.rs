@@ -22,6 +22,12 @@ use super::{WatchCache, lock};
 /// The most events offered to the watchers as one delivery.
 const MAX_BURST: usize = 256;
 
+/// Under a steady stream of writes, deliveries are at most this often:
+/// events that arrive sooner after the last delivery wait (at most this
+/// long) to go out with the next ones. Each delivery costs every watcher a
+/// wake-up and, over HTTP, a write; at low rates nothing waits.
+pub(super) const GATHER: Duration = Duration::from_millis(5);
+
 /// Backoff bounds after a store failure.
 const BACKOFF_MIN: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(2);
@@ -87,11 +93,24 @@ async fn run(cache: Weak<WatchCache>, store: Arc<dyn Store>, prefix: String) {
             let msg = match futures::FutureExt::now_or_never(stream.next()) {
                 Some(m) => m,
                 None => {
-                    match cache.upgrade() {
-                        Some(c) => c.flush(),
+                    let wait = match cache.upgrade() {
+                        Some(c) => c.gather_for(Instant::now()),
                         None => return,
+                    };
+                    let more = match wait {
+                        Some(wait) => tokio::time::timeout(wait, stream.next()).await.ok(),
+                        None => None,
+                    };
+                    match more {
+                        Some(m) => m,
+                        None => {
+                            match cache.upgrade() {
+                                Some(c) => c.flush(),
+                                None => return,
+                            }
+                            stream.next().await
+                        }
                     }
-                    stream.next().await
                 }
             };
             let Some(c) = cache.upgrade() else { return };
@@ -203,6 +222,18 @@ impl WatchCache {
         Ok(())
     }
 
+    /// How long the reflector may wait for more events before it offers
+    /// the pending ones: until [`GATHER`] after the last delivery; `None`
+    /// when nothing is pending or that time has passed (offer now).
+    pub(super) fn gather_for(&self, now: Instant) -> Option<Duration> {
+        let state = lock(&self.state);
+        if state.pending.is_empty() {
+            return None;
+        }
+        let due = state.last_offer? + GATHER;
+        due.checked_duration_since(now).filter(|d| !d.is_zero())
+    }
+
     /// Offers the events applied since the last offer to the watchers,
     /// as one delivery.
     pub(super) fn flush(&self) {
@@ -216,6 +247,7 @@ impl WatchCache {
         }
         let events: Arc<[Arc<super::event::CachedEvent>]> =
             std::mem::take(&mut state.pending).into();
+        state.last_offer = Some(Instant::now());
         let slow = state.watchers.closed_slow;
         state.watchers.events(&events);
         self.metrics.events_dispatched.inc_by(events.len() as u64);

@@ -23,8 +23,50 @@ use super::event::CachedEvent;
 pub enum CacheMessage {
     /// A change (shared with the cache's other watchers).
     Event(Arc<CachedEvent>),
+    /// Changes applied together, in revision order (see [`Burst`]).
+    Events(Burst),
     /// Every change up to this revision has been sent.
     Progress(Revision),
+}
+
+/// A watcher's share of one burst: the burst's events from `start` on
+/// whose keys are under `prefix` (all of them when `None`). The events are
+/// lent, not cloned: a thousand watchers of one burst touch its reference
+/// count once each, not once per event (that shared count was most of a
+/// large fan-out's cost).
+#[derive(Clone, Debug)]
+pub struct Burst {
+    events: Arc<[Arc<CachedEvent>]>,
+    start: usize,
+    prefix: Option<Arc<str>>,
+}
+
+impl Burst {
+    /// The first of this watcher's events at index `from` or later, with
+    /// its index (pass `index + 1` to get the next).
+    pub fn next_from(&self, from: usize) -> Option<(usize, &Arc<CachedEvent>)> {
+        let from = from.max(self.start);
+        self.events
+            .get(from..)?
+            .iter()
+            .enumerate()
+            .find_map(|(i, e)| {
+                self.prefix
+                    .as_deref()
+                    .is_none_or(|p| e.event.kv.key.starts_with(p))
+                    .then_some((from + i, e))
+            })
+    }
+
+    /// This watcher's events, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<CachedEvent>> {
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            let (i, e) = self.next_from(at)?;
+            at = i + 1;
+            Some(e)
+        })
+    }
 }
 
 /// What a watcher's channel carries.
@@ -34,31 +76,60 @@ pub enum Delivery {
     Message(CacheMessage),
     /// Events applied together, in revision order, shared by every
     /// watcher: the receiver keeps those under its prefix after its
-    /// revision ([`Delivery::for_watcher`]).
+    /// revision ([`Live`]).
     Events(Arc<[Arc<CachedEvent>]>),
 }
 
-impl Delivery {
-    /// The messages of this delivery for the watcher of `prefix` that has
-    /// seen every revision up to `after`, in order.
-    pub fn for_watcher(
-        self,
-        prefix: Arc<str>,
-        after: Revision,
-    ) -> impl Iterator<Item = CacheMessage> {
-        let (one, batch) = match self {
-            Delivery::Message(m) => (Some(m), None),
-            Delivery::Events(b) => (None, Some(b)),
-        };
-        let events = batch.into_iter().flat_map(move |b| {
-            let prefix = prefix.clone();
-            (0..b.len()).filter_map(move |i| {
-                let e = &b[i];
-                (e.revision() > after && e.event.kv.key.starts_with(&*prefix))
-                    .then(|| CacheMessage::Event(e.clone()))
-            })
-        });
-        one.into_iter().chain(events)
+/// A watcher's live stream: its deliveries, each burst's events after
+/// the revision it started from and under its prefix handed out as one
+/// [`Burst`], in order. Polled directly (no per-delivery iterator or
+/// future).
+pub struct Live {
+    rx: mpsc::Receiver<Delivery>,
+    /// `None` when the watcher takes every key of the cache.
+    prefix: Option<Arc<str>>,
+    after: Revision,
+}
+
+impl Live {
+    /// The stream of `rx` for the watcher of `prefix` (`None`: the cache's
+    /// whole prefix) that has seen every revision up to `after`.
+    pub fn new(rx: mpsc::Receiver<Delivery>, prefix: Option<&str>, after: Revision) -> Live {
+        Live {
+            rx,
+            prefix: prefix.map(Arc::from),
+            after,
+        }
+    }
+}
+
+impl futures::Stream for Live {
+    type Item = CacheMessage;
+
+    fn poll_next(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<CacheMessage>> {
+        use std::task::Poll;
+        let this = self.get_mut();
+        loop {
+            match std::task::ready!(this.rx.poll_recv(cx)) {
+                None => return Poll::Ready(None),
+                Some(Delivery::Message(m)) => return Poll::Ready(Some(m)),
+                Some(Delivery::Events(events)) => {
+                    // Revisions increase within a burst: skip those seen.
+                    let start = events.partition_point(|e| e.revision() <= this.after);
+                    let burst = Burst {
+                        events,
+                        start,
+                        prefix: this.prefix.clone(),
+                    };
+                    if burst.next_from(start).is_some() {
+                        return Poll::Ready(Some(CacheMessage::Events(burst)));
+                    }
+                }
+            }
+        }
     }
 }
 
