@@ -35,6 +35,7 @@ use crate::{
 };
 
 pub mod pager;
+mod revision_reads;
 
 /// The default receive limit: etcd's Go client default (`math.MaxInt32`),
 /// which kube-apiserver runs with.
@@ -89,6 +90,8 @@ pub struct EtcdStore {
     /// Bumped by [`Store::request_progress`]: every watch task sends etcd a
     /// progress request.
     progress_requests: tokio::sync::watch::Sender<u64>,
+    /// Concurrent [`Store::current_revision`] calls share reads.
+    revision_reads: revision_reads::RevisionReads,
     /// Whether the server orders requested progress notifications after
     /// the events they cover (see [`progress_requests_are_ordered`]); when
     /// not, no progress is ever requested.
@@ -164,6 +167,7 @@ impl EtcdStore {
             opts,
             compactor: std::sync::Mutex::new(None),
             progress_requests: tokio::sync::watch::Sender::new(0),
+            revision_reads: revision_reads::RevisionReads::default(),
             progress_safe,
             server_version: version,
         });
@@ -582,18 +586,22 @@ impl Store for EtcdStore {
     }
 
     async fn current_revision(&self) -> Result<Revision> {
-        // A keys-only read of one key: cheap, linearizable.
-        let probe = self.full("\u{0}");
-        let resp = self
-            .kv_call(Retry::Read, |mut kv| {
-                let probe = probe.clone();
-                async move {
-                    kv.get(probe, Some(GetOptions::new().with_keys_only()))
-                        .await
-                }
+        self.revision_reads
+            .current(|| async {
+                // A keys-only read of one key: cheap, linearizable.
+                let probe = self.full("\u{0}");
+                let resp = self
+                    .kv_call(Retry::Read, |mut kv| {
+                        let probe = probe.clone();
+                        async move {
+                            kv.get(probe, Some(GetOptions::new().with_keys_only()))
+                                .await
+                        }
+                    })
+                    .await?;
+                header_revision(resp.header())
             })
-            .await?;
-        header_revision(resp.header())
+            .await
     }
 
     async fn close(&self) {
