@@ -358,7 +358,7 @@ pub struct Config {
 
     /// MiB of page cache the embedded store keeps in memory (redb's cache:
     /// its reads and write buffer). The watch cache serves reads, so the
-    /// default is 8 MiB; the OS page cache still holds the file. Without
+    /// default is 2 MiB; the OS page cache still holds the file. Without
     /// the watch cache, redb's default (1 GiB) is used unless set.
     #[arg(long)]
     pub embedded_cache_mib: Option<usize>,
@@ -632,12 +632,12 @@ impl Config {
     }
 
     /// Bytes of the embedded store's page cache: `--embedded-cache-mib`,
-    /// else 8 MiB in front of a watch cache (hot B-tree pages; leaves come
+    /// else 2 MiB in front of a watch cache (hot B-tree pages; leaves come
     /// from the OS page cache) and redb's 1 GiB without one.
     pub fn embedded_cache_bytes(&self) -> usize {
         match self.embedded_cache_mib {
             Some(mib) => mib.saturating_mul(1 << 20),
-            None if self.watch_cache => 8 << 20,
+            None if self.watch_cache => 2 << 20,
             None => skein_storage::embedded::DEFAULT_PAGE_CACHE_BYTES,
         }
     }

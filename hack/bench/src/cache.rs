@@ -16,8 +16,9 @@
 //!   the write is sent to the moment a watcher reads its event, sampled on
 //!   every 10th watcher) and the count of events delivered; and the closed-
 //!   loop create rate with the watchers open against the rate with none;
-//! - the server's RSS before and after the 12,000 1 KiB objects above are
-//!   created, per object.
+//! - the server's RSS before and after the 12,000 1 KiB objects above, and
+//!   20,000 more ConfigMaps (`--rss-extra`, listed in pages of 1,000), are
+//!   created and listed, per object.
 //!
 //! Every LIST response is checked for its item count, every watcher's
 //! event count is compared with the writes made.
@@ -56,6 +57,12 @@ pub struct Args {
     /// Objects in each listed collection (Secrets, ConfigMaps).
     #[arg(long, default_value_t = 1000)]
     list_size: usize,
+    /// More 1 KiB ConfigMaps, in a namespace of their own, created (and
+    /// listed once) only so that the RSS per object is measured over more
+    /// objects: the allocator's fixed costs and its noise (±4 MB between
+    /// runs) weigh less.
+    #[arg(long, default_value_t = 20_000)]
+    rss_extra: usize,
     /// ConfigMaps in the namespace the label selector LIST reads (10 match).
     #[arg(long, default_value_t = 10_000)]
     selector_total: usize,
@@ -81,6 +88,18 @@ pub struct Args {
     rss_only: bool,
 }
 
+/// `--rss-only` stopped a store's run after printing its memory figures.
+#[derive(Debug)]
+struct RssOnly;
+
+impl std::fmt::Display for RssOnly {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("stopped after the RSS measurement (--rss-only)")
+    }
+}
+
+impl std::error::Error for RssOnly {}
+
 /// The stores Skein runs on.
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Backend {
@@ -105,6 +124,7 @@ const SECRETS_NS: &str = "cache-secrets";
 const CONFIGMAPS_NS: &str = "cache-configmaps";
 const SELECT_NS: &str = "cache-select";
 const WATCH_NS: &str = "cache-watch";
+const RSS_NS: &str = "cache-rss";
 /// Objects' JSON size as sent.
 const OBJECT_BYTES: usize = 1024;
 /// Makes created names unique.
@@ -202,6 +222,31 @@ struct Items {
 struct ListMeta {
     #[serde(rename = "resourceVersion", default)]
     resource_version: String,
+    #[serde(rename = "continue", default)]
+    next: String,
+}
+
+/// LISTs `path` in pages of 1,000 (as kubectl and informers do; no single
+/// response of the whole collection is held) and checks there are `n`
+/// items.
+async fn list_paged(client: &Https, path: &str, n: usize) -> anyhow::Result<()> {
+    let mut seen = 0;
+    let mut next = String::new();
+    loop {
+        let page = match next.as_str() {
+            "" => format!("{path}?limit=1000"),
+            token => format!("{path}?limit=1000&continue={token}"),
+        };
+        let body = client.expect(200, Method::GET, &page, None).await?;
+        let list: Items = serde_json::from_slice(&body).context("not a list")?;
+        seen += list.items.len();
+        if list.metadata.next.is_empty() {
+            break;
+        }
+        next = list.metadata.next;
+    }
+    anyhow::ensure!(seen == n, "LIST {path}: {seen} items, expected {n}");
+    Ok(())
 }
 
 /// LISTs `path` and checks it has `n` items; returns the list's revision.
@@ -272,14 +317,25 @@ async fn populate(
 
 /// The resident set size of process `pid` in KiB.
 fn rss_kib(pid: u32) -> anyhow::Result<u64> {
+    status_kib(pid, "VmRSS:")
+}
+
+/// The anonymous part of process `pid`'s resident set (its heap and
+/// stacks, not the pages of its binary it has touched) in KiB.
+fn anon_kib(pid: u32) -> anyhow::Result<u64> {
+    status_kib(pid, "RssAnon:")
+}
+
+/// A KiB figure of `/proc/<pid>/status`.
+fn status_kib(pid: u32, field: &str) -> anyhow::Result<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
         .with_context(|| format!("reading /proc/{pid}/status"))?;
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.split_whitespace().next())
         .and_then(|v| v.parse().ok())
-        .context("no VmRSS")
+        .with_context(|| format!("no {field}"))
 }
 
 /// Runs `op` unmeasured for the warm-up, then measured; the first error of
@@ -369,19 +425,21 @@ async fn measure(backend: Backend, args: &Args) -> anyhow::Result<StoreRun> {
     let bearer = skein.credentials.bearer(TOKEN);
     let wrk_client = Https::new(skein.server.addr, &bearer, Protocol::Http1)?;
 
-    for ns in [SECRETS_NS, CONFIGMAPS_NS, SELECT_NS, WATCH_NS] {
+    for ns in [SECRETS_NS, CONFIGMAPS_NS, SELECT_NS, WATCH_NS, RSS_NS] {
         namespace(&admin, ns).await?;
     }
     tokio::time::sleep(Duration::from_secs(1)).await;
     let rss_before_kib = rss_kib(pid)?;
+    let anon_before_kib = anon_kib(pid)?;
     eprintln!(
-        "  creating {} Secrets, {} + {} ConfigMaps…",
-        args.list_size, args.list_size, args.selector_total
+        "  creating {} Secrets, {} + {} + {} ConfigMaps…",
+        args.list_size, args.list_size, args.selector_total, args.rss_extra
     );
     populate(&admin, "secrets", SECRETS_NS, args.list_size, false).await?;
     populate(&admin, "configmaps", CONFIGMAPS_NS, args.list_size, false).await?;
     populate(&admin, "configmaps", SELECT_NS, args.selector_total, true).await?;
-    let objects = 2 * args.list_size + args.selector_total;
+    populate(&admin, "configmaps", RSS_NS, args.rss_extra, false).await?;
+    let objects = 2 * args.list_size + args.selector_total + args.rss_extra;
     let secrets_path = format!("/api/v1/namespaces/{SECRETS_NS}/secrets");
     let configmaps_path = format!("/api/v1/namespaces/{CONFIGMAPS_NS}/configmaps");
     let select_path = format!("/api/v1/namespaces/{SELECT_NS}/configmaps?labelSelector=pick%3Dyes");
@@ -393,13 +451,21 @@ async fn measure(backend: Backend, args: &Args) -> anyhow::Result<StoreRun> {
     )
     .await?;
     list(&admin, &select_path, SELECTED.min(args.selector_total)).await?;
+    let rss_path = format!("/api/v1/namespaces/{RSS_NS}/configmaps");
+    list_paged(&admin, &rss_path, args.rss_extra + ROOT_CA_CONFIGMAPS).await?;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let rss_after_kib = rss_kib(pid)?;
+    let anon_after_kib = anon_kib(pid)?;
     if args.rss_only {
         let per = (rss_after_kib.saturating_sub(rss_before_kib)) as f64 / objects as f64;
-        anyhow::bail!(
-            "--rss-only: RSS {rss_before_kib} -> {rss_after_kib} KiB for {objects} objects: {per:.2} KiB per object"
+        let anon = (anon_after_kib.saturating_sub(anon_before_kib)) as f64 / objects as f64;
+        println!(
+            "--rss-only ({}): RSS {rss_before_kib} -> {rss_after_kib} KiB for {objects} objects: \
+             {per:.2} KiB per object (anonymous {anon_before_kib} -> {anon_after_kib} KiB: \
+             {anon:.2} KiB per object)",
+            backend.name()
         );
+        return Err(RssOnly.into());
     }
 
     // The bare server answers the very bytes of Skein's LIST.
@@ -655,7 +721,15 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     };
     let mut runs = Vec::new();
     for backend in backends {
-        runs.push(measure(backend, &args).await?);
+        match measure(backend, &args).await {
+            Ok(run) => runs.push(run),
+            // The figures are printed; go on with the next store.
+            Err(e) if e.is::<RssOnly>() => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if args.rss_only {
+        return Ok(());
     }
     let load_end = loadavg();
 
