@@ -84,12 +84,53 @@ impl Filter {
 
 /// What selectors read of one object, parsed once (the watch cache keeps it
 /// beside the object's bytes): its labels and the values of its kind's
-/// selectable fields. Kept compact, one per cached object: labels sorted
-/// by key in one boxed slice, no map nodes.
+/// selectable fields. Kept compact, one per cached object: every label in
+/// one allocation (a selector LIST of 10,000 objects reads one cache line
+/// or two per object, not a node per label).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Attrs {
-    labels: Box<[(Box<str>, Box<str>)]>,
+    labels: Labels,
     fields: Box<[(&'static str, Option<Box<str>>)]>,
+}
+
+/// Labels as `len key len value …` (lengths as u32, little-endian) in one
+/// boxed slice, in key order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Labels(Box<[u8]>);
+
+impl Labels {
+    fn of(labels: &std::collections::BTreeMap<String, String>) -> Labels {
+        let mut out = Vec::new();
+        for (k, v) in labels {
+            for part in [k, v] {
+                // A label longer than 4 GiB cannot be stored: the store
+                // refuses values over 1.5 MiB.
+                let len = u32::try_from(part.len()).unwrap_or(u32::MAX);
+                out.extend_from_slice(&len.to_le_bytes());
+                out.extend_from_slice(&part.as_bytes()[..len as usize]);
+            }
+        }
+        Labels(out.into_boxed_slice())
+    }
+
+    /// The value of label `key`.
+    fn get(&self, key: &str) -> Option<&str> {
+        let mut rest = &self.0[..];
+        let mut take = || -> Option<&str> {
+            let (len, tail) = rest.split_first_chunk::<4>()?;
+            let len = u32::from_le_bytes(*len) as usize;
+            let part = tail.get(..len)?;
+            rest = &tail[len..];
+            std::str::from_utf8(part).ok()
+        };
+        while let Some(k) = take() {
+            let v = take()?;
+            if k == key {
+                return Some(v);
+            }
+        }
+        None
+    }
 }
 
 impl Attrs {
@@ -101,12 +142,8 @@ impl Attrs {
         } else {
             fields::supported(res.group, res.version, res.kind)
         };
-        // `object::labels` is a BTreeMap: already sorted by key.
         Attrs {
-            labels: object::labels(obj)
-                .into_iter()
-                .map(|(k, v)| (k.into_boxed_str(), v.into_boxed_str()))
-                .collect(),
+            labels: Labels::of(&object::labels(obj)),
             fields: names
                 .iter()
                 .map(|f| {
@@ -119,10 +156,7 @@ impl Attrs {
 
     /// The value of label `key`, if the object has it.
     fn label(&self, key: &str) -> Option<&str> {
-        self.labels
-            .binary_search_by(|(k, _)| (**k).cmp(key))
-            .ok()
-            .map(|i| &*self.labels[i].1)
+        self.labels.get(key)
     }
 
     /// A selectable field's value: `None` when not precomputed, else as
@@ -132,5 +166,35 @@ impl Attrs {
             .iter()
             .find(|(f, _)| *f == name)
             .map(|(_, v)| v.as_deref())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        /// Packed labels answer every lookup as the map they came from.
+        #[test]
+        fn packed_labels_answer_as_their_map(
+            labels in proptest::collection::btree_map("[a-z./]{0,6}", "[a-z0-9]{0,6}", 0..6),
+            probe in "[a-z./]{0,6}",
+        ) {
+            let packed = Labels::of(&labels);
+            for (k, v) in &labels {
+                prop_assert_eq!(packed.get(k), Some(v.as_str()));
+            }
+            prop_assert_eq!(packed.get(&probe), labels.get(&probe).map(String::as_str));
+        }
+    }
+
+    #[test]
+    fn no_labels_find_nothing() {
+        assert_eq!(Labels::of(&BTreeMap::new()).get(""), None);
+        assert_eq!(Labels::of(&BTreeMap::new()).get("app"), None);
     }
 }
