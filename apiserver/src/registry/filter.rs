@@ -90,8 +90,11 @@ impl Filter {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Attrs {
     labels: Labels,
-    fields: Box<[(&'static str, Option<Box<str>>)]>,
+    fields: Box<[Field]>,
 }
+
+/// A selectable field's name and value (`None`: the object has none).
+type Field = (&'static str, Option<Box<str>>);
 
 /// Labels as `len key len value …` (lengths as u32, little-endian) in one
 /// boxed slice, in key order.
