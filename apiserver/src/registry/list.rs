@@ -440,7 +440,19 @@ impl Registry {
         if !fresh {
             return Ok(None);
         }
-        let Some(snapshot) = cache.snapshot(prefix, None) else {
+        // Objects whose selector attributes are known and fail the filter
+        // are left out under the cache's lock, before their pointers are
+        // copied; the loop below decides every other one, as before.
+        let skip = |entry: &super::cache::index::Entry| {
+            !q.filter.is_empty()
+                && !decode_all
+                && entry
+                    .attrs_known()
+                    .flatten()
+                    .and_then(|a| q.filter.matches_attrs(a))
+                    == Some(false)
+        };
+        let Some(snapshot) = cache.snapshot_where(prefix, None, skip) else {
             return Ok(None);
         };
         let mut entries = Vec::new();

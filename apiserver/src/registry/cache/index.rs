@@ -44,6 +44,12 @@ impl Entry {
         self.attrs.get_or_init(parse).as_ref()
     }
 
+    /// The object's selector attributes if they were computed already
+    /// (`Some(None)`: computed, and the object could not be parsed).
+    pub fn attrs_known(&self) -> Option<Option<&Attrs>> {
+        self.attrs.get().map(Option::as_ref)
+    }
+
     /// The object's list-item encoding for `api_version`: the one made
     /// before, or `encode`'s (kept if it is the first).
     pub fn encoded<E>(
@@ -131,6 +137,16 @@ impl Index {
     /// Every pair whose key starts with `prefix` and is greater than
     /// `start_after` (if given), in key order.
     pub fn range(&self, prefix: &str, start_after: Option<&str>) -> Vec<Arc<Entry>> {
+        self.range_where(prefix, start_after, |_| false)
+    }
+
+    /// [`Index::range`] without the entries `skip` rejects.
+    pub fn range_where(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        skip: impl Fn(&Entry) -> bool,
+    ) -> Vec<Arc<Entry>> {
         use std::ops::Bound;
         let lower = match start_after {
             Some(k) if k >= prefix => Bound::Excluded(k),
@@ -139,6 +155,7 @@ impl Index {
         self.items
             .range::<str, _>((lower, Bound::Unbounded))
             .take_while(|e| e.0.kv.key.starts_with(prefix))
+            .filter(|e| !skip(&e.0))
             .map(|e| e.0.clone())
             .collect()
     }

@@ -58,7 +58,7 @@ pub mod watchers;
 mod tests;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -176,6 +176,17 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// A cache's state for reading: lists and gets share it.
+fn read<T>(m: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    m.read().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A cache's state for changing (the reflector, a new watcher). Waiting
+/// writers go before new readers, so lists never starve the reflector.
+fn write<T>(m: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    m.write().unwrap_or_else(|p| p.into_inner())
+}
+
 /// The mutable state of one cache.
 #[derive(Debug)]
 struct State {
@@ -231,7 +242,7 @@ pub struct WatchCache {
     prefix: String,
     store: Arc<dyn Store>,
     config: CacheConfig,
-    state: Mutex<State>,
+    state: RwLock<State>,
     revision: watch::Sender<Revision>,
     metrics: crate::metrics::WatchCacheMetrics,
 }
@@ -256,7 +267,7 @@ impl WatchCache {
             metrics,
             prefix: prefix.to_string(),
             store,
-            state: Mutex::new(State {
+            state: RwLock::new(State {
                 index: Index::default(),
                 ring: Ring::new(0, config.capacity),
                 revision: 0,
@@ -352,9 +363,22 @@ impl WatchCache {
     /// after `start_after`, at the cache's revision; `None` before the
     /// first list.
     pub fn snapshot(&self, prefix: &str, start_after: Option<&str>) -> Option<Snapshot> {
-        let state = lock(&self.state);
+        self.snapshot_where(prefix, start_after, |_| false)
+    }
+
+    /// [`WatchCache::snapshot`] without the entries `skip` rejects, judged
+    /// under the cache's read lock (so a selective list copies pointers to
+    /// what it keeps only). `skip` must be cheap and must not block: the
+    /// reflector waits while it runs.
+    pub fn snapshot_where(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        skip: impl Fn(&index::Entry) -> bool,
+    ) -> Option<Snapshot> {
+        let state = read(&self.state);
         (state.revision > 0).then(|| Snapshot {
-            items: state.index.range(prefix, start_after),
+            items: state.index.range_where(prefix, start_after, skip),
             revision: state.revision,
         })
     }
@@ -362,26 +386,26 @@ impl WatchCache {
     /// The pair at `key` and the cache's revision; `None` before the first
     /// list.
     pub fn get(&self, key: &str) -> Option<(Option<Arc<index::Entry>>, Revision)> {
-        let state = lock(&self.state);
+        let state = read(&self.state);
         (state.revision > 0).then(|| (state.index.get(key), state.revision))
     }
 
     /// The oldest revision a watch from the cache may start after (the
     /// start of its window).
     pub fn oldest(&self) -> Revision {
-        lock(&self.state).ring.start()
+        read(&self.state).ring.start()
     }
 
     /// How many objects and events the cache holds, and its watchers.
     pub fn sizes(&self) -> (usize, usize, usize) {
-        let state = lock(&self.state);
+        let state = read(&self.state);
         (state.index.len(), state.ring.len(), state.watchers.len())
     }
 
     /// Starts a watch of `prefix` (the cache's prefix or a narrower one)
     /// for changes after `after`. See [`CacheWatch`].
     pub fn watch(&self, prefix: &str, after: Revision) -> CacheWatch {
-        let mut state = lock(&self.state);
+        let mut state = write(&self.state);
         if state.revision == 0 {
             return CacheWatch::Delegate;
         }

@@ -17,7 +17,7 @@ use skein_storage::{Error as StoreError, EventKind, ListOptions, Revision, Store
 
 use super::index::Index;
 use super::ring::Ring;
-use super::{WatchCache, lock};
+use super::{WatchCache, read, write};
 
 /// The most events offered to the watchers as one delivery.
 const MAX_BURST: usize = 256;
@@ -151,7 +151,7 @@ impl WatchCache {
     /// Replaces the cache's contents with a fresh list at `revision`.
     fn reset(&self, items: Vec<skein_storage::KeyValue>, revision: skein_storage::Revision) {
         let index = Index::from_items(items);
-        let mut state = lock(&self.state);
+        let mut state = write(&self.state);
         state.index = index;
         state.ring = Ring::new(revision, self.config.capacity);
         state.revision = revision;
@@ -169,7 +169,7 @@ impl WatchCache {
     /// reflects (the store reported progress past it, or replayed it): the
     /// index may miss it, so the caller must relist.
     fn apply(&self, msg: WatchMessage) -> Result<(), LateEvent> {
-        let mut state = lock(&self.state);
+        let mut state = write(&self.state);
         let revision = match msg {
             WatchMessage::Event(mut event) => {
                 let rev = event.revision();
@@ -226,7 +226,7 @@ impl WatchCache {
     /// the pending ones: until [`GATHER`] after the last delivery; `None`
     /// when nothing is pending or that time has passed (offer now).
     pub(super) fn gather_for(&self, now: Instant) -> Option<Duration> {
-        let state = lock(&self.state);
+        let state = read(&self.state);
         if state.pending.is_empty() {
             return None;
         }
@@ -237,7 +237,7 @@ impl WatchCache {
     /// Offers the events applied since the last offer to the watchers,
     /// as one delivery.
     pub(super) fn flush(&self) {
-        let mut state = lock(&self.state);
+        let mut state = write(&self.state);
         self.offer_pending(&mut state);
     }
 
