@@ -80,48 +80,33 @@ impl RevisionReads {
     {
         let mut changes = self.changed.subscribe();
         let need = self.lock().started + 1;
-        let mut read = Some(read);
-        loop {
-            let generation = {
+        // Wait for a shared result, or for the slot to lead a read.
+        let generation = loop {
+            {
                 let mut s = self.lock();
                 if s.finished >= need
                     && let Some(result) = &s.result
                 {
                     return result.clone();
                 }
-                if s.reading {
-                    None
-                } else {
+                if !s.reading {
                     s.reading = true;
                     s.started += 1;
-                    Some(s.started)
+                    break s.started;
                 }
-            };
-            match (generation, read.take()) {
-                (Some(generation), Some(read)) => {
-                    let mut leader = Leader {
-                        reads: self,
-                        generation,
-                        result: None,
-                    };
-                    let result = read().await;
-                    leader.result = Some(result.clone());
-                    return result;
-                }
-                (Some(_), None) => {
-                    // Unreachable: a caller leads at most once (it returns
-                    // after). Free the slot rather than hold it.
-                    self.lock().reading = false;
-                    return Err(Error::Unavailable(
-                        "etcd: current revision read already used".into(),
-                    ));
-                }
-                (None, r) => read = r,
             }
             if changes.changed().await.is_err() {
                 return Err(Error::Unavailable("etcd: revision reads closed".into()));
             }
-        }
+        };
+        let mut leader = Leader {
+            reads: self,
+            generation,
+            result: None,
+        };
+        let result = read().await;
+        leader.result = Some(result.clone());
+        result
     }
 }
 

@@ -93,23 +93,22 @@ async fn run(cache: Weak<WatchCache>, store: Arc<dyn Store>, prefix: String) {
             let msg = match futures::FutureExt::now_or_never(stream.next()) {
                 Some(m) => m,
                 None => {
-                    let wait = match cache.upgrade() {
-                        Some(c) => c.gather_for(Instant::now()),
-                        None => return,
+                    // (No strong reference is held across an await: the
+                    // task ends once the cache is dropped.)
+                    let Some(wait) = cache.upgrade().map(|c| c.gather_for(Instant::now())) else {
+                        return;
                     };
-                    let more = match wait {
+                    let gathered = match wait {
                         Some(wait) => tokio::time::timeout(wait, stream.next()).await.ok(),
                         None => None,
                     };
-                    match more {
-                        Some(m) => m,
-                        None => {
-                            match cache.upgrade() {
-                                Some(c) => c.flush(),
-                                None => return,
-                            }
-                            stream.next().await
-                        }
+                    if let Some(m) = gathered {
+                        m
+                    } else {
+                        let Some(c) = cache.upgrade() else { return };
+                        c.flush();
+                        drop(c);
+                        stream.next().await
                     }
                 }
             };
