@@ -199,7 +199,7 @@ struct State {
     /// the watchers: the reflector offers each burst from the store as one
     /// delivery, before it waits for more.
     pending: Vec<Arc<CachedEvent>>,
-    /// When pending events were last offered (see `reflector::GATHER`).
+    /// When pending events were last offered (see `reflector::gather`).
     last_offer: Option<std::time::Instant>,
 }
 

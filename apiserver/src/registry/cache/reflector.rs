@@ -22,11 +22,26 @@ use super::{WatchCache, read, write};
 /// The most events offered to the watchers as one delivery.
 const MAX_BURST: usize = 256;
 
-/// Under a steady stream of writes, deliveries are at most this often:
-/// events that arrive sooner after the last delivery wait (at most this
-/// long) to go out with the next ones. Each delivery costs every watcher a
-/// wake-up and, over HTTP, a write; at low rates nothing waits.
-pub(super) const GATHER: Duration = Duration::from_millis(5);
+/// Under a steady stream of writes, deliveries are spaced by [`gather`]:
+/// events that arrive sooner after the last delivery wait to go out with
+/// the next ones; at low rates nothing waits. Each delivery costs every
+/// watcher a wake-up and, over HTTP, a write (a few µs each), so the
+/// spacing grows with the watchers: [`GATHER_PER_WATCHER`] each keeps the
+/// fan-out's own work to a fraction of one CPU whatever their number, from
+/// [`GATHER_MIN`] up to [`GATHER_MAX`] (reached at 1,000 watchers).
+pub(super) const GATHER_PER_WATCHER: Duration = Duration::from_micros(20);
+/// The shortest spacing of deliveries (few watchers).
+pub(super) const GATHER_MIN: Duration = Duration::from_millis(1);
+/// The longest spacing of deliveries: the most an event waits for company.
+pub(super) const GATHER_MAX: Duration = Duration::from_millis(20);
+
+/// The spacing of deliveries to `watchers` open watchers.
+pub(super) fn gather(watchers: usize) -> Duration {
+    let n = u32::try_from(watchers).unwrap_or(u32::MAX);
+    GATHER_PER_WATCHER
+        .saturating_mul(n)
+        .clamp(GATHER_MIN, GATHER_MAX)
+}
 
 /// Backoff bounds after a store failure.
 const BACKOFF_MIN: Duration = Duration::from_millis(100);
@@ -222,14 +237,14 @@ impl WatchCache {
     }
 
     /// How long the reflector may wait for more events before it offers
-    /// the pending ones: until [`GATHER`] after the last delivery; `None`
+    /// the pending ones: until [`gather`] after the last delivery; `None`
     /// when nothing is pending or that time has passed (offer now).
     pub(super) fn gather_for(&self, now: Instant) -> Option<Duration> {
         let state = read(&self.state);
         if state.pending.is_empty() {
             return None;
         }
-        let due = state.last_offer? + GATHER;
+        let due = state.last_offer? + gather(state.watchers.len());
         due.checked_duration_since(now).filter(|d| !d.is_zero())
     }
 

@@ -427,7 +427,7 @@ async fn a_slow_watcher_is_closed_and_blocks_nobody() {
             .await
             .expect("write");
         // Each write its own delivery (closer ones are gathered into one).
-        tokio::time::sleep(2 * super::reflector::GATHER).await;
+        tokio::time::sleep(2 * super::reflector::GATHER_MAX).await;
     }
     reader.await.expect("the fast watcher saw every event");
     let mut seen = 0;
@@ -709,4 +709,15 @@ async fn without_progress_requests_a_consistent_read_goes_to_the_store_at_once()
             .await
     );
     assert!(cache.wait_fresh().await.expect("revision"));
+}
+
+#[test]
+fn deliveries_are_spaced_by_the_number_of_watchers() {
+    use super::reflector::{GATHER_MAX, GATHER_MIN, gather};
+    assert_eq!(gather(0), GATHER_MIN);
+    assert_eq!(gather(10), GATHER_MIN);
+    assert_eq!(gather(100), Duration::from_millis(2));
+    assert_eq!(gather(500), Duration::from_millis(10));
+    assert_eq!(gather(1000), GATHER_MAX);
+    assert_eq!(gather(usize::MAX), GATHER_MAX);
 }
