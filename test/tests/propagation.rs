@@ -1223,3 +1223,173 @@ async fn unjoin_removes_or_orphans_copies() {
     // The federated object stays, placed nowhere.
     cli::ok(&k, fed, &["get", "configmap", "cfg", "-n", "default"]);
 }
+
+/// The member's object as JSON; `None` when it has none or does not serve
+/// its resource (yet).
+fn member_try_get(m: &Member, k: &Path, args: &[&str]) -> Option<Value> {
+    let out = std::process::Command::new(k)
+        .arg("--kubeconfig")
+        .arg(m.kubeconfig_path())
+        .args(["get", "-o", "json", "--ignore-not-found"])
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run kubectl");
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() || text.trim().is_empty() {
+        return None;
+    }
+    Some(serde_json::from_str(&text).expect("kubectl -o json"))
+}
+
+/// Which of eu, us, ap hold `args`, a reference to a custom resource some
+/// members may not serve.
+fn custom_holders(f: &Federation, k: &Path, args: &[&str]) -> Vec<String> {
+    ["eu", "us", "ap"]
+        .iter()
+        .filter(|c| member_try_get(f.member(c), k, args).is_some())
+        .map(|c| (*c).to_owned())
+        .collect()
+}
+
+/// A namespaced CRD `widgets.example.com` with one version and a status
+/// subresource, placed by `annotations`.
+fn widget_crd(annotations: Value) -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com", "annotations": annotations},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {
+                        "spec": {"type": "object", "properties": {"size": {"type": "integer"}}},
+                        "status": {"type": "object", "properties": {"phase": {"type": "string"}}},
+                    },
+                }},
+            }],
+        },
+    })
+}
+
+/// CustomResourceDefinitions propagate like any cluster-scoped object, and
+/// their custom resources once the CRD is established on the federation:
+/// a member that does not serve the resource (yet) is excluded with
+/// `MissingAPI` until its inventory shows it; Skein's own CRDs stay on the
+/// federation; deleting the object removes its copies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_resources_and_their_crds() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (k, k_old) = kubectls();
+    let f = Federation::start(dir.path(), &k, &[], &REGIONS).await;
+    let fed = &f.fed;
+
+    // The CRD goes to eu and us only.
+    apply(
+        &k,
+        fed,
+        "crd",
+        &[widget_crd(json!({"skein.io/clusters": "eu,us"}))],
+    );
+    let crd = ["crd", "widgets.example.com"];
+    eventually(fed, Duration::from_secs(30), "the CRD on eu and us", || {
+        (holders(&f, &k, &crd) == ["eu", "us"]).then_some(())
+    })
+    .await;
+    let copy = member_get(f.member("eu"), &k, &crd).expect("eu's CRD");
+    assert_eq!(
+        copy["metadata"]["labels"]["federation.skein.io/managed-by"], "default",
+        "{copy:#}"
+    );
+    assert!(
+        copy["metadata"]["annotations"]
+            .get("skein.io/clusters")
+            .is_none(),
+        "placement annotations stay on the federation: {copy:#}"
+    );
+    // Skein's own API never leaves the federation.
+    for m in ["eu", "us", "ap"] {
+        if let Some(own) = member_get(f.member(m), &k, &["crd", "clusters.federation.skein.io"]) {
+            assert!(
+                own["metadata"]["labels"]
+                    .get("federation.skein.io/managed-by")
+                    .is_none(),
+                "{m}: the federation's own CRD was copied: {own:#}"
+            );
+        }
+    }
+
+    // A Widget placed everywhere lands where its API is served; ap, which
+    // was not given the CRD, is excluded with MissingAPI.
+    let widget = json!({
+        "apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w1", "namespace": "default"},
+        "spec": {"size": 3},
+    });
+    apply(&k_old, fed, "w1", std::slice::from_ref(&widget));
+    let w1 = ["widgets.example.com", "w1", "-n", "default"];
+    eventually(fed, Duration::from_secs(45), "w1 on eu and us", || {
+        (custom_holders(&f, &k, &w1) == ["eu", "us"]).then_some(())
+    })
+    .await;
+    let p = eventually(
+        fed,
+        Duration::from_secs(15),
+        "w1's placement names ap as MissingAPI",
+        || {
+            let p = cli::get_json(&k, fed, &["get", "placement", "widget-w1", "-n", "default"]);
+            p["status"]["decision"]["excluded"]
+                .as_array()
+                .is_some_and(|ex| {
+                    ex.iter()
+                        .any(|e| e["name"] == "ap" && e["reason"] == "MissingAPI")
+                })
+                .then_some(p)
+        },
+    )
+    .await;
+    assert_eq!(p["status"]["summary"]["clusters"], 2, "{p:#}");
+
+    // A change of the template reaches the copies.
+    let mut bigger = widget.clone();
+    bigger["spec"]["size"] = json!(5);
+    apply(&k, fed, "w1", &[bigger]);
+    eventually(fed, Duration::from_secs(30), "size 5 on eu and us", || {
+        ["eu", "us"]
+            .iter()
+            .all(|m| {
+                member_try_get(f.member(m), &k, &w1)
+                    .is_some_and(|w| w.pointer("/spec/size") == Some(&json!(5)))
+            })
+            .then_some(())
+    })
+    .await;
+
+    // Deleting the Widget, then the CRD, removes their copies.
+    cli::ok(
+        &k,
+        fed,
+        &["delete", "widgets.example.com", "w1", "-n", "default"],
+    );
+    eventually(
+        fed,
+        Duration::from_secs(30),
+        "w1 gone from the members",
+        || custom_holders(&f, &k, &w1).is_empty().then_some(()),
+    )
+    .await;
+    cli::ok(&k, fed, &["delete", "crd", "widgets.example.com"]);
+    eventually(
+        fed,
+        Duration::from_secs(30),
+        "the CRD gone from the members",
+        || holders(&f, &k, &crd).is_empty().then_some(()),
+    )
+    .await;
+}

@@ -10,7 +10,7 @@
 //! decision. Only dry runs see it; it is never stored.
 //!
 //! Objects that do not propagate get nothing: kinds outside
-//! [`kinds::PROPAGATED`], objects that [`kinds::stays_on_federation`],
+//! [`kinds::PROPAGATED`] and custom resources, objects that [`kinds::stays_on_federation`],
 //! `skein.io/control-plane-only: "true"`, and Namespaces (a Namespace goes
 //! wherever its objects go; it has no decision of its own).
 //!
@@ -37,8 +37,14 @@ pub fn hook(grace_period: Duration) -> Arc<dyn DryRunHook> {
     Arc::new(DecisionPreview { grace_period })
 }
 
-/// The propagated storage resource `res` is a version of.
+/// The propagated storage resource `res` is a version of: a built-in one
+/// of [`kinds::PROPAGATED`], or a custom resource outside Skein's own
+/// group.
 fn propagated(res: &ResourceInfo) -> Option<Gvr> {
+    if let Some(custom) = &res.custom {
+        return (res.group != crate::registry::custom::FEDERATION_GROUP)
+            .then(|| Gvr::new(res.group, &custom.storage_version, res.plural));
+    }
     kinds::PROPAGATED
         .iter()
         .find(|(g, _, p)| *g == res.group && *p == res.plural)

@@ -191,6 +191,18 @@ impl ClusterSnapshot {
         }
     }
 
+    /// Adds `resource` of `group_version` (`example.com/v1`) to what the
+    /// cluster serves, once its inventory has been read (a cluster whose
+    /// inventory is unknown stays unknown).
+    pub fn also_serves(&mut self, group_version: &str, resource: &str) {
+        if let Some(served) = self.served.as_mut() {
+            served
+                .entry(group_version.to_owned())
+                .or_default()
+                .insert(resource.to_owned());
+        }
+    }
+
     /// Whether the cluster serves `resource` in `group`/`version` (core
     /// group: `group` empty). `false` while the inventory is unknown.
     pub fn serves(&self, group: &str, version: &str, resource: &str) -> bool {
@@ -220,6 +232,24 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn what_a_cluster_also_serves_counts_once_its_inventory_is_known() {
+        let mut unknown = ClusterSnapshot::default();
+        unknown.also_serves("example.com/v1", "widgets");
+        assert!(!unknown.serves("example.com", "v1", "widgets"));
+        let mut known = ClusterSnapshot {
+            served: Some(BTreeMap::from([(
+                "v1".to_owned(),
+                BTreeSet::from(["pods".to_owned()]),
+            )])),
+            ..ClusterSnapshot::default()
+        };
+        assert!(!known.serves("example.com", "v1", "widgets"));
+        known.also_serves("example.com/v1", "widgets");
+        assert!(known.serves("example.com", "v1", "widgets"));
+        assert!(known.serves("", "v1", "pods"));
+    }
 
     #[test]
     fn reads_a_full_cluster() {

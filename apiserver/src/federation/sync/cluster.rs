@@ -43,7 +43,9 @@ pub struct ClusterSyncer {
     tasks: Mutex<Vec<JoinHandle<()>>>,
     /// How many resources' copies have been listed at least once.
     listed: std::sync::atomic::AtomicUsize,
-    kinds: usize,
+    /// How many resources the syncer watches: one watch loop for each
+    /// index of [`Shared::kinds`] below it.
+    watched: Mutex<usize>,
 }
 
 impl Drop for ClusterSyncer {
@@ -74,13 +76,9 @@ impl ClusterSyncer {
             namespaces: Mutex::default(),
             tasks: Mutex::default(),
             listed: std::sync::atomic::AtomicUsize::new(0),
-            kinds: shared.kinds.len(),
+            watched: Mutex::new(0),
         });
         let mut tasks = Vec::new();
-        for kind in 0..shared.kinds.len() {
-            let (s, sh) = (Arc::downgrade(&syncer), shared.clone());
-            tasks.push(tokio::spawn(async move { watch_loop(s, sh, kind).await }));
-        }
         for _ in 0..shared.config.sync_concurrency.max(1) {
             let (s, sh) = (Arc::downgrade(&syncer), shared.clone());
             tasks.push(tokio::spawn(async move { work_loop(s, sh).await }));
@@ -89,7 +87,28 @@ impl ClusterSyncer {
             .tasks
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = tasks;
+        syncer.follow_kinds(shared);
         syncer
+    }
+
+    /// Starts watching the member's copies of every kind of
+    /// [`Shared::kinds`] not watched yet (a custom resource whose CRD was
+    /// just established). Idempotent.
+    pub fn follow_kinds(self: &Arc<Self>, shared: &Arc<Shared>) {
+        let mut watched = self
+            .watched
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let now = shared.kinds.len();
+        let mut tasks = self
+            .tasks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for kind in *watched..now {
+            let (s, sh) = (Arc::downgrade(self), shared.clone());
+            tasks.push(tokio::spawn(async move { watch_loop(s, sh, kind).await }));
+        }
+        *watched = now.max(*watched);
     }
 
     /// Aborts the syncer's tasks.
@@ -107,7 +126,11 @@ impl ClusterSyncer {
     /// Whether the member holds no copy any more, as far as every
     /// resource's list and watch tell (an unjoined cluster is released).
     pub fn settled(&self) -> bool {
-        self.listed.load(std::sync::atomic::Ordering::Acquire) >= self.kinds
+        self.listed.load(std::sync::atomic::Ordering::Acquire)
+            >= *self
+                .watched
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
             && self
                 .cache
                 .read()
@@ -140,6 +163,23 @@ impl ClusterSyncer {
             .collect()
     }
 
+    /// The custom resources the member serves through the CRDs Skein
+    /// copied there, as last seen: `(group/version, plural)` of every
+    /// served version of each copy of kind `crd_kind` whose `Established`
+    /// condition is `True`. Discovery is read only every few minutes; the
+    /// member's own CRD status says at once.
+    pub fn served_custom(&self, crd_kind: usize) -> Vec<(String, String)> {
+        let cache = self
+            .cache
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        cache
+            .iter()
+            .filter(|(id, crd)| id.kind == crd_kind && super::propagator::established(crd))
+            .flat_map(|(_, crd)| served_versions(crd))
+            .collect()
+    }
+
     fn remember(&self, id: &ObjId, obj: Option<Value>) {
         let mut cache = self
             .cache
@@ -147,12 +187,68 @@ impl ClusterSyncer {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         match obj {
             Some(o) if super::plan::is_ours(&o).is_some() => {
+                // A write's response can arrive after the watch told of a
+                // later version (a CRD's Established status): keep that.
+                if cache.get(id).is_some_and(|seen| newer(seen, &o)) {
+                    return;
+                }
                 cache.insert(id.clone(), Arc::new(o));
             }
             _ => {
                 cache.remove(id);
             }
         }
+    }
+}
+
+/// Whether `seen` is a later version of the same object than `other`:
+/// the same uid and a higher `resourceVersion` (member resource versions
+/// are opaque to clients, but every Kubernetes API server's are etcd
+/// revisions; when either does not parse, `false`).
+fn newer(seen: &Value, other: &Value) -> bool {
+    let rv = |o: &Value| object::meta_str(o, "resourceVersion").and_then(|r| r.parse::<u64>().ok());
+    object::uid(seen) == object::uid(other)
+        && matches!((rv(seen), rv(other)), (Some(a), Some(b)) if a > b)
+}
+
+/// `(group/version, plural)` of each served version of a CRD.
+fn served_versions(crd: &Value) -> Vec<(String, String)> {
+    let (Some(group), Some(plural)) = (
+        crd.pointer("/spec/group").and_then(Value::as_str),
+        crd.pointer("/spec/names/plural").and_then(Value::as_str),
+    ) else {
+        return Vec::new();
+    };
+    crd.pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|v| v.get("served").and_then(Value::as_bool) == Some(true))
+        .filter_map(|v| v.get("name").and_then(Value::as_str))
+        .map(|v| (format!("{group}/{v}"), plural.to_owned()))
+        .collect()
+}
+
+/// When `obj` is a member's copy of a CRD (`kind` is the CRDs'), the
+/// index of the custom resource it defines, if propagated: its objects are
+/// to be planned again once the copy is remembered (the member may serve
+/// them now, or no more).
+fn custom_kind_of_copy(shared: &Shared, kind: usize, obj: &Value) -> Option<usize> {
+    if Some(kind) != shared.kind_of("apiextensions.k8s.io", "customresourcedefinitions") {
+        return None;
+    }
+    let group = obj.pointer("/spec/group").and_then(Value::as_str)?;
+    let plural = obj.pointer("/spec/names/plural").and_then(Value::as_str)?;
+    shared.kind_of(group, plural)
+}
+
+/// Plans every object of the custom resource `custom` again.
+fn replan_kind(shared: &Shared, custom: Option<usize>) {
+    let Some((kind, k)) = custom.and_then(|c| Some((c, shared.kinds.get(c)?))) else {
+        return;
+    };
+    for key in k.informer.keys() {
+        shared.objects.add(ObjId { kind, key });
     }
 }
 
@@ -211,6 +307,7 @@ async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>,
                 })
                 .collect();
             let mut changed: Vec<ObjId> = Vec::new();
+            let mut customs: Vec<Option<usize>> = Vec::new();
             {
                 let mut cache = s
                     .cache
@@ -224,9 +321,13 @@ async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>,
                     keep
                 });
                 for (id, o) in fresh {
+                    customs.push(custom_kind_of_copy(&shared, kind, &o));
                     cache.insert(id.clone(), o);
                     changed.push(id);
                 }
+            }
+            for custom in customs {
+                replan_kind(&shared, custom);
             }
             for id in changed {
                 s.queue.add(id.clone());
@@ -253,7 +354,9 @@ async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>,
                             kind,
                             key: ObjectKey::of(&o),
                         };
+                        let custom = custom_kind_of_copy(&shared, kind, &o);
                         s.remember(&id, Some(o));
+                        replan_kind(&shared, custom);
                         s.queue.add(id.clone());
                         shared.record(&id);
                     }
@@ -266,6 +369,7 @@ async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>,
                             key: ObjectKey::of(&o),
                         };
                         s.remember(&id, None);
+                        replan_kind(&shared, custom_kind_of_copy(&shared, kind, &o));
                         s.queue.add(id.clone());
                         shared.record(&id);
                     }
@@ -567,7 +671,9 @@ impl ClusterSyncer {
         let Some(kind) = shared.kind_of("", "namespaces") else {
             return Ok(());
         };
-        let res = shared.kinds[kind].res.clone();
+        let Some(res) = shared.kinds.get(kind).map(|k| k.res) else {
+            return Ok(());
+        };
         if self.api.get(&res, "", ns).await?.is_none() {
             let id = ObjId {
                 kind,
@@ -599,5 +705,47 @@ impl ClusterSyncer {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .insert(ns.to_owned());
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn copy(uid: &str, rv: &str) -> Value {
+        json!({"metadata": {"uid": uid, "resourceVersion": rv}})
+    }
+
+    #[test]
+    fn a_later_version_of_the_same_object_is_kept() {
+        assert!(newer(&copy("a", "12"), &copy("a", "9")));
+        assert!(!newer(&copy("a", "9"), &copy("a", "12")));
+        assert!(!newer(&copy("a", "12"), &copy("a", "12")));
+        // Another object of that name (recreated), or opaque versions.
+        assert!(!newer(&copy("a", "12"), &copy("b", "9")));
+        assert!(!newer(&copy("a", "x"), &copy("a", "9")));
+    }
+
+    #[test]
+    fn a_crd_serves_its_served_versions() {
+        let crd = json!({"spec": {
+            "group": "example.com",
+            "names": {"plural": "widgets"},
+            "versions": [
+                {"name": "v1", "served": true},
+                {"name": "v2", "served": false},
+                {"name": "v3", "served": true},
+            ],
+        }});
+        assert_eq!(
+            served_versions(&crd),
+            [
+                ("example.com/v1".to_owned(), "widgets".to_owned()),
+                ("example.com/v3".to_owned(), "widgets".to_owned()),
+            ]
+        );
+        assert!(served_versions(&json!({"spec": {}})).is_empty());
     }
 }

@@ -13,11 +13,14 @@ use serde_json::Value;
 
 use crate::registry::object;
 
-/// `(group, version, plural)` of every resource whose objects propagate,
-/// Namespaces first (they are created on members as their objects need
-/// them).
+/// `(group, version, plural)` of every built-in resource whose objects
+/// propagate, Namespaces first (they are created on members as their
+/// objects need them). CustomResourceDefinitions propagate too, and the
+/// custom resources they define join these as they become established
+/// (see the propagator).
 pub const PROPAGATED: &[(&str, &str, &str)] = &[
     ("", "v1", "namespaces"),
+    ("apiextensions.k8s.io", "v1", "customresourcedefinitions"),
     ("", "v1", "configmaps"),
     ("", "v1", "secrets"),
     ("", "v1", "serviceaccounts"),
@@ -125,6 +128,12 @@ pub fn stays_on_federation(group: &str, plural: &str, obj: &Value) -> Option<&'s
         ("scheduling.k8s.io", "priorityclasses") if name.starts_with("system-") => {
             Some("a built-in PriorityClass")
         }
+        ("apiextensions.k8s.io", "customresourcedefinitions")
+            if obj.pointer("/spec/group").and_then(Value::as_str)
+                == Some(crate::registry::custom::FEDERATION_GROUP) =>
+        {
+            Some("Skein's own API")
+        }
         _ => None,
     }
 }
@@ -159,6 +168,17 @@ mod tests {
         assert!(stays_on_federation("rbac.authorization.k8s.io", "clusterroles", &cr).is_some());
         let ns = json!({"metadata": {"name": "kube-system"}});
         assert!(stays_on_federation("", "namespaces", &ns).is_some());
+        let ours = json!({"metadata": {"name": "clusters.federation.skein.io"}, "spec": {"group": "federation.skein.io"}});
+        assert!(
+            stays_on_federation("apiextensions.k8s.io", "customresourcedefinitions", &ours)
+                .is_some()
+        );
+        let users =
+            json!({"metadata": {"name": "widgets.example.com"}, "spec": {"group": "example.com"}});
+        assert!(
+            stays_on_federation("apiextensions.k8s.io", "customresourcedefinitions", &users)
+                .is_none()
+        );
         let owned = json!({"metadata": {"namespace": "a", "name": "web-5d8", "ownerReferences": [{"controller": true, "uid": "u"}]}});
         assert!(stays_on_federation("apps", "replicasets", &owned).is_some());
     }

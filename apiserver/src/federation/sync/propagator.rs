@@ -50,18 +50,23 @@ pub fn spawn(registry: &Registry, config: &MemberConfig) {
 }
 
 async fn run(registry: Registry, config: MemberConfig) {
-    let (clusters_res, secrets_res, placements, cluster_placements) = loop {
+    let (clusters_res, secrets_res, placements, cluster_placements, crds_res) = loop {
         match (
             resource::find("federation.skein.io", "v1alpha1", "clusters"),
             resource::find("", "v1", "secrets"),
             resource::find("federation.skein.io", "v1alpha1", "placements"),
             resource::find("federation.skein.io", "v1alpha1", "clusterplacements"),
+            resource::find("apiextensions.k8s.io", "v1", "customresourcedefinitions"),
         ) {
-            (Some(c), Some(s), Some(p), Some(cp)) => break (c, s, p, cp),
+            (Some(c), Some(s), Some(p), Some(cp), Some(crd)) => break (c, s, p, cp, crd),
             _ => tokio::time::sleep(Duration::from_secs(1)).await,
         }
     };
-    let kinds: Vec<Kind> = kinds::PROPAGATED
+    let crds = Informer::start(&registry, crds_res);
+    crds.synced().await;
+    // Built-in resources first, then the custom resources already served
+    // (so a restart finds their copies like any other).
+    let mut kinds: Vec<Kind> = kinds::PROPAGATED
         .iter()
         .filter_map(|(g, v, p)| resource::find(g, v, p))
         .map(|res| Kind {
@@ -69,6 +74,18 @@ async fn run(registry: Registry, config: MemberConfig) {
             res,
         })
         .collect();
+    for res in custom_resources(&crds) {
+        if !kinds
+            .iter()
+            .any(|k| k.res.group == res.group && k.res.plural == res.plural)
+        {
+            kinds.push(Kind {
+                informer: Informer::start(&registry, res.clone()),
+                res,
+            });
+        }
+    }
+    let kinds = super::shared::Kinds::new(kinds);
     let clusters = Informer::start(&registry, clusters_res);
     let secrets = Informer::start(&registry, secrets_res);
     let placements = [
@@ -89,7 +106,8 @@ async fn run(registry: Registry, config: MemberConfig) {
     });
     let mut cluster_notices = clusters.subscription();
     let mut secret_notices = secrets.subscription();
-    for k in &shared.kinds {
+    let mut crd_notices = crds.subscription();
+    for k in shared.kinds.all() {
         k.informer.synced().await;
     }
     clusters.synced().await;
@@ -146,6 +164,10 @@ async fn run(registry: Registry, config: MemberConfig) {
                 Some(_) => reconcile_syncers(&shared, &secrets).await,
                 None => return,
             },
+            n = crd_notices.next() => match n {
+                Some(_) => follow_custom_resources(&shared, &crds).await,
+                None => return,
+            },
         }
     }
 }
@@ -184,7 +206,7 @@ fn scheduling_fingerprint(cluster: &Value) -> String {
 /// Queues every object of one kind as it changes; a Namespace's change
 /// re-plans the objects whose defaults it holds.
 async fn follow_kind(shared: Arc<Shared>, kind: usize) {
-    let Some(k) = shared.kinds.get(kind).cloned() else {
+    let Some(k) = shared.kinds.get(kind) else {
         return;
     };
     let mut notices = k.informer.subscription();
@@ -208,8 +230,76 @@ async fn follow_kind(shared: Arc<Shared>, kind: usize) {
     }
 }
 
+/// The storage versions of users' custom resources that propagate: those
+/// of every established CRD that is not being deleted, except Skein's own
+/// group (the federation API stays on the federation).
+fn custom_resources(crds: &Informer) -> Vec<Arc<crate::registry::ResourceInfo>> {
+    crds.list(|crd| !object::is_deleting(crd) && established(crd))
+        .iter()
+        .filter_map(|crd| {
+            let group = crd.pointer("/spec/group")?.as_str()?;
+            if group == crate::registry::custom::FEDERATION_GROUP {
+                return None;
+            }
+            let plural = crd.pointer("/spec/names/plural")?.as_str()?;
+            let version = crd
+                .pointer("/spec/versions")?
+                .as_array()?
+                .iter()
+                .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))?
+                .get("name")?
+                .as_str()?;
+            resource::find(group, version, plural)
+        })
+        .collect()
+}
+
+/// Whether a CRD's `Established` condition is `True`.
+pub(super) fn established(crd: &Value) -> bool {
+    crd.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|cs| {
+            cs.iter().any(|c| {
+                c.get("type").and_then(Value::as_str) == Some("Established")
+                    && c.get("status").and_then(Value::as_str) == Some("True")
+            })
+        })
+}
+
+/// Starts propagating the custom resources of CRDs established since the
+/// last call: an informer and a follower each, a watch of the copies on
+/// every member, and a plan for every object they already hold. A
+/// resource, once followed, stays followed (its CRD's deletion deletes its
+/// objects first, and those deletions propagate).
+async fn follow_custom_resources(shared: &Arc<Shared>, crds: &Informer) {
+    for res in custom_resources(crds) {
+        let Some(kind) = shared.kinds.add(res.group, res.plural, || Kind {
+            informer: Informer::start(&shared.registry, res.clone()),
+            res: res.clone(),
+        }) else {
+            continue;
+        };
+        tracing::info!(
+            group = res.group,
+            resource = res.plural,
+            "propagating a custom resource"
+        );
+        let sh = shared.clone();
+        tokio::spawn(async move { follow_kind(sh, kind).await });
+        for s in shared.all_syncers() {
+            s.follow_kinds(shared);
+        }
+        if let Some(k) = shared.kinds.get(kind) {
+            k.informer.synced().await;
+            for key in k.informer.keys() {
+                shared.objects.add(ObjId { kind, key });
+            }
+        }
+    }
+}
+
 fn enqueue_namespace(shared: &Shared, ns: &str) {
-    for (kind, k) in shared.kinds.iter().enumerate() {
+    for (kind, k) in shared.kinds.all().into_iter().enumerate() {
         let keys = if k.res.namespaced {
             k.informer.keys_in(ns)
         } else {
@@ -226,7 +316,7 @@ fn enqueue_namespace(shared: &Shared, ns: &str) {
 }
 
 fn enqueue_all(shared: &Shared) {
-    for (kind, k) in shared.kinds.iter().enumerate() {
+    for (kind, k) in shared.kinds.all().into_iter().enumerate() {
         for key in k.informer.keys() {
             shared.objects.add(ObjId { kind, key });
         }
@@ -382,7 +472,7 @@ fn previous_decision(
 }
 
 async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), crate::status::ApiError> {
-    let Some(kind) = shared.kinds.get(id.kind).cloned() else {
+    let Some(kind) = shared.kinds.get(id.kind) else {
         return Ok(());
     };
     let holders = holders(shared, id);
@@ -415,7 +505,7 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), crate::status::A
     let uid = object::uid(&obj).to_owned();
     let namespace = scheduler::effective::defaults_namespace(&obj).and_then(|ns| {
         let k = shared.kind_of("", "namespaces")?;
-        shared.kinds[k].informer.get(&ObjectKey::new("", ns))
+        shared.kinds.get(k)?.informer.get(&ObjectKey::new("", ns))
     });
     let placement = scheduler::effective::effective(&obj, namespace.as_deref());
     let policy = Policy {
@@ -483,12 +573,25 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), crate::status::A
     let divided = kinds::divided(res.group, res.kind);
     let now = time::OffsetDateTime::now_utc();
     let grace = shared.config.grace_period;
-    let snapshots: Vec<ClusterSnapshot> = shared
+    let mut snapshots: Vec<ClusterSnapshot> = shared
         .clusters
         .list(|c| !object::is_deleting(c))
         .iter()
         .map(|c| ClusterSnapshot::from_cluster_at(c, now, grace))
         .collect();
+    if res.custom.is_some()
+        && let Some(crds) = shared.kind_of("apiextensions.k8s.io", "customresourcedefinitions")
+    {
+        // What a member serves through the CRDs Skein copied there counts
+        // at once, not at its next discovery.
+        for snapshot in &mut snapshots {
+            if let Some(syncer) = shared.syncer(&snapshot.name) {
+                for (gv, plural) in syncer.served_custom(crds) {
+                    snapshot.also_serves(&gv, &plural);
+                }
+            }
+        }
+    }
     let gvr = scheduler::Gvr {
         group: res.group.to_owned(),
         version: res.version.to_owned(),

@@ -94,7 +94,7 @@ async fn record(
     id: &ObjId,
     memory: &Memory,
 ) -> Result<(), crate::status::ApiError> {
-    let Some(kind) = shared.kinds.get(id.kind).cloned() else {
+    let Some(kind) = shared.kinds.get(id.kind) else {
         return Ok(());
     };
     let Some(obj) = shared.object(id) else {

@@ -16,8 +16,8 @@ use crate::controllers::informer::{Informer, ObjectKey};
 use crate::controllers::queue::WorkQueue;
 use crate::registry::{Registry, ResourceInfo};
 
-/// A federated object: its resource (index into [`super::kinds::PROPAGATED`])
-/// and its key.
+/// A federated object: its resource (index into [`Shared::kinds`]) and its
+/// key.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ObjId {
     /// Index into [`Shared::kinds`].
@@ -33,6 +33,72 @@ pub struct Kind {
     pub res: Arc<ResourceInfo>,
     /// Its objects on the federation.
     pub informer: Informer,
+}
+
+/// The propagated resources: those of [`super::kinds::PROPAGATED`] first,
+/// then users' custom resources as their CRDs become established.
+///
+/// Contract: append-only, so an index ([`ObjId::kind`]) names the same
+/// resource for the life of the process; readers get clones (a resource's
+/// `Arc` and an informer handle), never a lock held across an await.
+#[derive(Default)]
+pub struct Kinds(RwLock<Vec<Kind>>);
+
+impl Kinds {
+    /// Kinds holding `kinds`, in that order.
+    pub fn new(kinds: Vec<Kind>) -> Kinds {
+        Kinds(RwLock::new(kinds))
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Vec<Kind>> {
+        self.0
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The kind at `index`.
+    pub fn get(&self, index: usize) -> Option<Kind> {
+        self.read().get(index).cloned()
+    }
+
+    /// How many kinds there are (every index below is valid).
+    pub fn len(&self) -> usize {
+        self.read().len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.read().is_empty()
+    }
+
+    /// Every kind, by index.
+    pub fn all(&self) -> Vec<Kind> {
+        self.read().clone()
+    }
+
+    /// The index of the resource `group`/`plural`.
+    pub fn position(&self, group: &str, plural: &str) -> Option<usize> {
+        self.read()
+            .iter()
+            .position(|k| k.res.group == group && k.res.plural == plural)
+    }
+
+    /// Adds the kind `make` builds unless `group`/`plural` is there
+    /// already; its index, or `None` when it was there.
+    pub fn add(&self, group: &str, plural: &str, make: impl FnOnce() -> Kind) -> Option<usize> {
+        let mut kinds = self
+            .0
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if kinds
+            .iter()
+            .any(|k| k.res.group == group && k.res.plural == plural)
+        {
+            return None;
+        }
+        kinds.push(make());
+        Some(kinds.len() - 1)
+    }
 }
 
 /// What the federation wants on one cluster.
@@ -146,8 +212,8 @@ pub struct Shared {
     pub registry: Registry,
     /// Flags.
     pub config: MemberConfig,
-    /// The propagated resources, in [`super::kinds::PROPAGATED`] order.
-    pub kinds: Vec<Kind>,
+    /// The propagated resources (see [`Kinds`]).
+    pub kinds: Kinds,
     /// Clusters on the federation.
     pub clusters: Informer,
     /// Plans by object.
@@ -257,8 +323,6 @@ impl Shared {
 
     /// The index of `res` in [`Shared::kinds`].
     pub fn kind_of(&self, group: &str, plural: &str) -> Option<usize> {
-        self.kinds
-            .iter()
-            .position(|k| k.res.group == group && k.res.plural == plural)
+        self.kinds.position(group, plural)
     }
 }
