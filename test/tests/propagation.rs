@@ -793,6 +793,35 @@ async fn rollout_drift_and_conflict() {
             "{c}"
         );
     }
+    // The federation's history ReplicaSets carry the members' counts: the
+    // new template's all 3 replicas, the old one none (as `kubectl get rs`
+    // on a cluster shows after a rollout).
+    eventually(
+        fed,
+        Duration::from_secs(30),
+        "the ReplicaSets' counts: revision 2 holds 3 ready, revision 1 none",
+        || {
+            let list = cli::get_json(&k, fed, &["get", "rs", "-n", "default", "-l", "app=web"]);
+            let by_revision: Vec<(String, i64, i64)> = list["items"]
+                .as_array()?
+                .iter()
+                .map(|rs| {
+                    (
+                        rs["metadata"]["annotations"]["deployment.kubernetes.io/revision"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_owned(),
+                        rs["status"]["replicas"].as_i64().unwrap_or(-1),
+                        // Omitted when 0 (`omitempty`, as upstream).
+                        rs["status"]["readyReplicas"].as_i64().unwrap_or(0),
+                    )
+                })
+                .collect();
+            let want = |r: &str, n: i64| by_revision.iter().any(|x| *x == (r.to_owned(), n, n));
+            (by_revision.len() == 2 && want("2", 3) && want("1", 0)).then_some(())
+        },
+    )
+    .await;
     let history = cli::ok(
         &k,
         fed,

@@ -703,3 +703,52 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn history_replica_sets_split_the_members_counts() {
+    use super::workload::{HistoryReplicaSet, history_replica_sets};
+    let sets = [1, 2, 3].map(|revision| HistoryReplicaSet {
+        revision,
+        generation: revision + 10,
+    });
+    // Mid-rollout: 6 replicas, 4 of them updated, 5 ready, 3 available.
+    let agg =
+        json!({"replicas": 6, "updatedReplicas": 4, "readyReplicas": 5, "availableReplicas": 3});
+    let got = history_replica_sets(&agg, 3, &sets);
+    assert_eq!(got[2]["replicas"], 4);
+    assert_eq!(got[2]["readyReplicas"], 4);
+    assert_eq!(got[2]["availableReplicas"], 3);
+    assert_eq!(got[2]["observedGeneration"], 13);
+    assert_eq!(
+        got[1]["replicas"], 2,
+        "the previous revision holds the rest"
+    );
+    assert_eq!(got[1]["readyReplicas"], 1);
+    assert_eq!(got[1]["availableReplicas"], 0);
+    assert_eq!(got[0]["replicas"], 0, "older revisions hold none");
+    // Rolled out: the old ones report nothing.
+    let done =
+        json!({"replicas": 6, "updatedReplicas": 6, "readyReplicas": 6, "availableReplicas": 6});
+    let got = history_replica_sets(&done, 3, &sets);
+    assert_eq!(got[2]["replicas"], 6);
+    assert_eq!(
+        (got[1]["replicas"].as_i64(), got[0]["replicas"].as_i64()),
+        (Some(0), Some(0))
+    );
+    // Rolled back to revision 1's template as revision 4: 4 is current.
+    let sets4 = [2, 3, 4].map(|revision| HistoryReplicaSet {
+        revision,
+        generation: 1,
+    });
+    let got = history_replica_sets(&agg, 4, &sets4);
+    assert_eq!(
+        got.iter()
+            .map(|s| s["replicas"].as_i64().unwrap_or(-1))
+            .collect::<Vec<_>>(),
+        [0, 2, 4]
+    );
+    // Counts missing or odd never go negative.
+    let odd = json!({"replicas": 2, "updatedReplicas": 5, "readyReplicas": -1});
+    let got = history_replica_sets(&odd, 3, &sets);
+    assert!(got.iter().all(|s| s["replicas"].as_i64() >= Some(0)));
+}

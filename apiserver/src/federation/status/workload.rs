@@ -21,7 +21,7 @@
 //!   generation` and, for DaemonSets, `numberReady` against
 //!   `desiredNumberScheduled`.
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::conditions::{self, true_is_bad, true_is_good};
 use super::{MemberCopy, Presence, observed_generation, sum_into};
@@ -227,4 +227,54 @@ fn finish(
         out.insert("collisionCount".into(), c.clone());
     }
     Value::Object(out)
+}
+
+/// One of a Deployment's history ReplicaSets on the federation, as
+/// [`history_replica_sets`] reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistoryReplicaSet {
+    /// Its `deployment.kubernetes.io/revision`.
+    pub revision: i64,
+    /// Its `metadata.generation`.
+    pub generation: i64,
+}
+
+/// The statuses of a Deployment's history ReplicaSets on the federation,
+/// from the Deployment's aggregated status `agg` (the members' sums), in
+/// the order of `sets`, as a cluster's own ReplicaSets would show them:
+/// the one of revision `current` holds the updated replicas (ready and
+/// available at most that many); the newest older one holds the rest
+/// (a rollout in progress); every other one holds none, so `kubectl get
+/// rs` tells the truth and the history controller can retire them. Pure.
+pub fn history_replica_sets(agg: &Value, current: i64, sets: &[HistoryReplicaSet]) -> Vec<Value> {
+    let count = |f: &str| agg.get(f).and_then(Value::as_i64).unwrap_or(0).max(0);
+    let (total, updated) = (count("replicas"), count("updatedReplicas"));
+    let new_ready = count("readyReplicas").min(updated);
+    let new_available = count("availableReplicas").min(updated);
+    let old = total.saturating_sub(updated).max(0);
+    let old_ready = (count("readyReplicas") - new_ready).clamp(0, old);
+    let old_available = (count("availableReplicas") - new_available).clamp(0, old);
+    let previous = sets
+        .iter()
+        .map(|s| s.revision)
+        .filter(|r| *r < current)
+        .max();
+    sets.iter()
+        .map(|s| {
+            let (replicas, ready, available) = if s.revision == current {
+                (updated, new_ready, new_available)
+            } else if Some(s.revision) == previous {
+                (old, old_ready, old_available)
+            } else {
+                (0, 0, 0)
+            };
+            json!({
+                "replicas": replicas,
+                "fullyLabeledReplicas": replicas,
+                "readyReplicas": ready,
+                "availableReplicas": available,
+                "observedGeneration": s.generation,
+            })
+        })
+        .collect()
 }

@@ -195,7 +195,7 @@ async fn record(
         if let Some(agg) = agg
             && let Err(e) = history_status(shared, &obj, &agg).await
         {
-            tracing::warn!(object = %id.key, error = %e, "updating the current ReplicaSet's status failed");
+            tracing::warn!(object = %id.key, error = %e, "updating the history ReplicaSets' statuses failed");
         }
     }
     events(shared, id, &obj, &lines, generation, &reported, memory).await;
@@ -556,52 +556,60 @@ async fn events(
     }
 }
 
-/// The status of the federation's ReplicaSet for the Deployment's current
-/// template (kept by [`crate::federation::history`]): the members' counts
-/// of updated replicas, as a cluster's own ReplicaSet would show them, so
-/// clients that read the new ReplicaSet (Helm 3's `--wait`) see the truth.
+/// The statuses of the federation's ReplicaSets of a Deployment (kept by
+/// [`crate::federation::history`]), from the members' counts
+/// ([`status::workload::history_replica_sets`]): the current template's
+/// holds the updated replicas, so clients that read the new ReplicaSet
+/// (Helm 3's `--wait`) see the truth; the previous one the rest while a
+/// rollout goes on; older ones none. Only changed statuses are written.
 async fn history_status(
     shared: &Shared,
     deployment: &Value,
     agg: &Value,
 ) -> Result<(), crate::status::ApiError> {
-    let Some(kind) = shared.kind_of("apps", "replicasets") else {
+    let Some(k) = shared
+        .kind_of("apps", "replicasets")
+        .and_then(|kind| shared.kinds.get(kind))
+    else {
         return Ok(());
     };
-    let Some(k) = shared.kinds.get(kind) else {
-        return Ok(());
+    let revision_of = |o: &Value| {
+        o.pointer("/metadata/annotations/deployment.kubernetes.io~1revision")
+            .and_then(Value::as_str)
+            .and_then(|r| r.parse::<i64>().ok())
     };
-    let revision = deployment
-        .pointer("/metadata/annotations/deployment.kubernetes.io~1revision")
-        .and_then(Value::as_str);
-    let Some(revision) = revision else {
+    let Some(current) = revision_of(deployment) else {
         return Ok(());
     };
     let uid = object::uid(deployment);
     let ns = object::namespace(deployment);
-    let current = k.informer.list_namespace(ns).into_iter().find(|rs| {
-        rs.pointer("/metadata/annotations/deployment.kubernetes.io~1revision")
-            .and_then(Value::as_str)
-            == Some(revision)
-            && object::owner_refs(rs)
-                .iter()
-                .any(|r| r.get("uid").and_then(Value::as_str) == Some(uid))
-    });
-    let Some(rs) = current else { return Ok(()) };
-    let count = |f: &str| agg.get(f).and_then(Value::as_i64).unwrap_or(0);
-    let updated = count("updatedReplicas");
-    let want = json!({
-        "replicas": updated,
-        "fullyLabeledReplicas": updated,
-        "readyReplicas": count("readyReplicas").min(updated),
-        "availableReplicas": count("availableReplicas").min(updated),
-        "observedGeneration": rs.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(1),
-    });
-    if rs.get("status") == Some(&want) {
-        return Ok(());
+    let owned: Vec<(Arc<Value>, i64)> = k
+        .informer
+        .controlled_by(uid)
+        .into_iter()
+        .filter_map(|rs| {
+            let revision = revision_of(&rs)?;
+            Some((rs, revision))
+        })
+        .collect();
+    let sets: Vec<status::workload::HistoryReplicaSet> = owned
+        .iter()
+        .map(|(rs, revision)| status::workload::HistoryReplicaSet {
+            revision: *revision,
+            generation: rs
+                .pointer("/metadata/generation")
+                .and_then(Value::as_i64)
+                .unwrap_or(1),
+        })
+        .collect();
+    let wanted = status::workload::history_replica_sets(agg, current, &sets);
+    for ((rs, _), want) in owned.iter().zip(wanted) {
+        if rs.get("status") == Some(&want) {
+            continue;
+        }
+        super::writes::set_status(&shared.registry, &k.res, ns, object::name(rs), &want).await?;
     }
-    let res = k.res.clone();
-    super::writes::set_status(&shared.registry, &res, ns, object::name(&rs), &want).await
+    Ok(())
 }
 
 /// Records one core/v1 Event about the federated object.
