@@ -452,7 +452,14 @@ impl Registry {
                     .and_then(|a| q.filter.matches_attrs(a))
                     == Some(false)
         };
-        let Some(snapshot) = cache.snapshot_where(prefix, None, skip) else {
+        // Without a filter every entry is kept: a page needs its items and
+        // one more (to know that keys follow), not the whole collection.
+        let max = if q.filter.is_empty() && q.limit > 0 {
+            q.limit.saturating_add(1)
+        } else {
+            usize::MAX
+        };
+        let Some(snapshot) = cache.snapshot_where(prefix, None, skip, max) else {
             return Ok(None);
         };
         let mut entries = Vec::new();

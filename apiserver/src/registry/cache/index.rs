@@ -137,15 +137,17 @@ impl Index {
     /// Every pair whose key starts with `prefix` and is greater than
     /// `start_after` (if given), in key order.
     pub fn range(&self, prefix: &str, start_after: Option<&str>) -> Vec<Arc<Entry>> {
-        self.range_where(prefix, start_after, |_| false)
+        self.range_where(prefix, start_after, |_| false, usize::MAX)
     }
 
-    /// [`Index::range`] without the entries `skip` rejects.
+    /// [`Index::range`] without the entries `skip` rejects, and at most
+    /// the first `max` of the others (a page needs no more).
     pub fn range_where(
         &self,
         prefix: &str,
         start_after: Option<&str>,
         skip: impl Fn(&Entry) -> bool,
+        max: usize,
     ) -> Vec<Arc<Entry>> {
         use std::ops::Bound;
         let lower = match start_after {
@@ -156,6 +158,7 @@ impl Index {
             .range::<str, _>((lower, Bound::Unbounded))
             .take_while(|e| e.0.kv.key.starts_with(prefix))
             .filter(|e| !skip(&e.0))
+            .take(max)
             .map(|e| e.0.clone())
             .collect()
     }
@@ -194,6 +197,16 @@ mod tests {
         assert_eq!(keys(idx.range("/a/", None)), ["/a/ns1/x", "/a/ns2/y"]);
         assert_eq!(keys(idx.range("/a/", Some("/a/ns1/x"))), ["/a/ns2/y"]);
         assert_eq!(keys(idx.range("/a/ns1/", None)), ["/a/ns1/x"]);
+        // A page takes the first `max` kept entries only.
+        assert_eq!(
+            keys(idx.range_where("/a/", None, |_| false, 1)),
+            ["/a/ns1/x"]
+        );
+        assert_eq!(
+            keys(idx.range_where("/a/", None, |e| e.kv.key.ends_with('x'), 1)),
+            ["/a/ns2/y"]
+        );
+        assert!(idx.range_where("/a/", None, |_| false, 0).is_empty());
         let del = WatchEvent {
             kind: EventKind::Delete,
             kv: kv("/a/ns1/x", 5),

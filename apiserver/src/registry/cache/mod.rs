@@ -363,22 +363,25 @@ impl WatchCache {
     /// after `start_after`, at the cache's revision; `None` before the
     /// first list.
     pub fn snapshot(&self, prefix: &str, start_after: Option<&str>) -> Option<Snapshot> {
-        self.snapshot_where(prefix, start_after, |_| false)
+        self.snapshot_where(prefix, start_after, |_| false, usize::MAX)
     }
 
     /// [`WatchCache::snapshot`] without the entries `skip` rejects, judged
     /// under the cache's read lock (so a selective list copies pointers to
-    /// what it keeps only). `skip` must be cheap and must not block: the
-    /// reflector waits while it runs.
+    /// what it keeps only), and at most the first `max` of the others (a
+    /// page copies pointers to its own items, not the collection's).
+    /// `skip` must be cheap and must not block: the reflector waits while
+    /// it runs.
     pub fn snapshot_where(
         &self,
         prefix: &str,
         start_after: Option<&str>,
         skip: impl Fn(&index::Entry) -> bool,
+        max: usize,
     ) -> Option<Snapshot> {
         let state = read(&self.state);
         (state.revision > 0).then(|| Snapshot {
-            items: state.index.range_where(prefix, start_after, skip),
+            items: state.index.range_where(prefix, start_after, skip, max),
             revision: state.revision,
         })
     }
