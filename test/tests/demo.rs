@@ -91,7 +91,11 @@ struct Demo {
 impl Demo {
     /// Starts the script with `args`, data in `dir`, kubectl `kubectl`.
     fn start(dir: &Path, kubectl: &Path, args: &[&str]) -> Demo {
-        let mut child = Command::new("bash")
+        // SIGINT back to its default first: a test process started with
+        // it ignored (a background job) would pass that on, and a shell
+        // cannot trap a signal ignored on entry.
+        let mut child = Command::new("env")
+            .args(["--default-signal=INT", "bash"])
             .arg(repo_root().join("hack/demo.sh"))
             .args(args)
             .current_dir(repo_root())
@@ -105,7 +109,7 @@ impl Demo {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .expect("run bash hack/demo.sh (is bash installed?)");
+            .expect("run env --default-signal=INT bash hack/demo.sh (coreutils 8.31+ and bash)");
         let output = Arc::new(Mutex::new(String::new()));
         let mut readers = Vec::new();
         let stdout = child
