@@ -213,7 +213,10 @@ async fn weighted_split(f: &Federation, k: &Path, k_old: &Path) {
             );
             (d.contains("Scheduled")
                 && d.contains("scheduled to clusters ap (0), eu (4), us (2)")
-                && d.contains("applied generation 1 to cluster eu"))
+                && d.lines().any(|l| {
+                    // One Event names every cluster applied together.
+                    l.contains("applied generation 1 to cluster") && l.contains("eu")
+                }))
             .then_some(())
         },
     )

@@ -494,7 +494,9 @@ fn reported_states(shared: &Shared, id: &ObjId, generation: i64) -> HashMap<Stri
 }
 
 /// Emits the Events on the federated object for each cluster's state
-/// change since the last record (known from this
+/// change since the last record (one `Applied` Event naming every cluster
+/// the record found newly applied; one Event per cluster for the others),
+/// known from this
 /// process's memory, else what the Placement reported before this record:
 /// `reported`).
 async fn events(
@@ -507,6 +509,7 @@ async fn events(
     memory: &Memory,
 ) {
     let mut due = Vec::new();
+    let mut applied: Vec<&str> = Vec::new();
     {
         let mut m = memory
             .states
@@ -524,11 +527,10 @@ async fn events(
             });
             let same = prev.map(|p| p.0) == Some(l.state);
             let (reason, kind, text) = match l.state {
-                State::Applied | State::Ready if !was_applied => (
-                    "Applied",
-                    "Normal",
-                    format!("applied generation {generation} to cluster {cluster}"),
-                ),
+                State::Applied | State::Ready if !was_applied => {
+                    applied.push(cluster);
+                    continue;
+                }
                 State::Failed if !same => (
                     "Failed",
                     "Warning",
@@ -548,6 +550,24 @@ async fn events(
             };
             due.push((reason, kind, text));
         }
+    }
+    // The clusters a record found applied make one Event (with ten
+    // members, one write instead of ten per rollout step).
+    match applied.as_slice() {
+        [] => {}
+        [one] => due.push((
+            "Applied",
+            "Normal",
+            format!("applied generation {generation} to cluster {one}"),
+        )),
+        many => due.push((
+            "Applied",
+            "Normal",
+            format!(
+                "applied generation {generation} to clusters {}",
+                many.join(", ")
+            ),
+        )),
     }
     for (reason, kind, text) in due {
         if let Some(k) = shared.kinds.get(id.kind) {
