@@ -58,10 +58,18 @@ pub fn internal_ip(index: u32) -> Ipv4Addr {
     Ipv4Addr::from(u32::from(Ipv4Addr::new(10, 89, 0, 2)).saturating_add(index))
 }
 
-/// Simulated Node `index`'s Pod CIDR (a `/24` from `10.244.0.0`).
-pub fn pod_cidr(index: u32) -> String {
-    let base = u32::from(Ipv4Addr::new(10, 244, 0, 0)).saturating_add(index.saturating_mul(256));
-    format!("{}/24", Ipv4Addr::from(base))
+/// Simulated Node `index`'s Pod CIDR, from `10.244.0.0`: a `/24` (the
+/// controller manager's default node mask) unless the Node may hold more
+/// Pods than a `/24` has addresses for, then the smallest block that
+/// holds `pods` (the network, gateway and broadcast addresses excluded),
+/// as an operator sizes `--node-cidr-mask-size` for `--max-pods`.
+pub fn pod_cidr(index: u32, pods: u32) -> String {
+    let host_bits = (8..=16)
+        .find(|bits| (1u32 << bits) - 3 >= pods)
+        .unwrap_or(16);
+    let base = u32::from(Ipv4Addr::new(10, 244, 0, 0))
+        .saturating_add(index.saturating_mul(1 << host_bits));
+    format!("{}/{}", Ipv4Addr::from(base), 32 - host_bits)
 }
 
 /// Whether `node` is a simulated Node.
@@ -222,7 +230,7 @@ pub fn lease(node: &str, uid: &str, prev: Option<&Value>, now: OffsetDateTime) -
 
 /// Simulated Node `index` as its kubelet registers it at `now`.
 pub fn node(config: &SimConfig, index: u32, now: OffsetDateTime) -> Value {
-    let cidr = pod_cidr(index);
+    let cidr = pod_cidr(index, config.node_pods);
     json!({
         "apiVersion": "v1",
         "kind": "Node",
@@ -424,6 +432,11 @@ mod tests {
         assert_eq!(n["status"]["allocatable"]["pods"], "110");
         assert_eq!(n["status"]["addresses"][0]["address"], "10.89.0.3");
         assert_eq!(n["spec"]["podCIDR"], "10.244.1.0/24");
+        // A Node that may hold more Pods than a /24 has addresses gets a
+        // block that holds them all.
+        assert_eq!(pod_cidr(1, 253), "10.244.1.0/24");
+        assert_eq!(pod_cidr(1, 254), "10.244.2.0/23");
+        assert_eq!(pod_cidr(3, 1000), "10.244.12.0/22");
         assert_eq!(n["status"]["nodeInfo"]["kubeletVersion"], KUBELET_VERSION);
         assert!(is_simulated(&n));
         assert_eq!(index_of("sim-node-12"), Some(12));

@@ -123,21 +123,30 @@ fn host_ip(node: &Value) -> String {
         .to_owned()
 }
 
-/// The first address of a Node's Pod CIDR (`spec.podCIDR`).
-fn cidr_base(node: &Value) -> Option<Ipv4Addr> {
-    node.pointer("/spec/podCIDR")
-        .and_then(Value::as_str)
-        .and_then(|c| c.split('/').next())
-        .and_then(|ip| ip.parse().ok())
+/// A Node's Pod CIDR (`spec.podCIDR`): its first address and how many
+/// addresses it spans.
+fn pod_cidr(node: &Value) -> Option<(Ipv4Addr, u32)> {
+    let cidr = node.pointer("/spec/podCIDR").and_then(Value::as_str)?;
+    let (ip, len) = cidr.split_once('/')?;
+    let len: u32 = len.parse().ok().filter(|l| (8..=30).contains(l))?;
+    Some((ip.parse().ok()?, 1 << (32 - len)))
 }
 
-/// The lowest free Pod address of a `/24` starting at `base` (from `.2`),
+/// The lowest free Pod address of the block of `size` addresses starting
+/// at `base` (from the third; the last one, broadcast, is never given),
 /// given the addresses in use.
-pub fn free_ip(base: Ipv4Addr, used: &[Ipv4Addr]) -> Option<Ipv4Addr> {
-    (2u32..255)
+pub fn free_ip(
+    base: Ipv4Addr,
+    size: u32,
+    used: &std::collections::HashSet<Ipv4Addr>,
+) -> Option<Ipv4Addr> {
+    (2u32..size.saturating_sub(1))
         .map(|i| Ipv4Addr::from(u32::from(base).saturating_add(i)))
         .find(|ip| !used.contains(ip))
 }
+
+/// How long a Pod that got no address waits before it asks again.
+const NO_ADDRESS_RETRY: std::time::Duration = std::time::Duration::from_secs(5);
 
 struct Kubelet {
     sim: Sim,
@@ -199,7 +208,7 @@ impl Kubelet {
         {
             return Some(ip.to_string());
         }
-        let mut used: Vec<Ipv4Addr> = self
+        let mut used: std::collections::HashSet<Ipv4Addr> = self
             .pods
             .list(|p| {
                 p.pointer("/spec/nodeName").and_then(Value::as_str) == Some(node_name)
@@ -219,7 +228,8 @@ impl Kubelet {
                 .filter(|(_, n, _)| n == node_name)
                 .map(|(_, _, ip)| *ip),
         );
-        let ip = free_ip(cidr_base(node)?, &used)?;
+        let (base, size) = pod_cidr(node)?;
+        let ip = free_ip(base, size, &used)?;
         self.ips
             .insert(key.clone(), (uid.to_owned(), node_name.to_owned(), ip));
         Some(ip.to_string())
@@ -281,8 +291,10 @@ impl Kubelet {
             match self.ip_for(key, &pod, &node) {
                 Some(ip) => ip,
                 None => {
+                    // As a kubelet whose sandbox gets no address: try
+                    // again later (another Pod may have finished).
                     tracing::warn!(pod = %key, node = node_name, "no free pod address on the node");
-                    return Ok(None);
+                    return Ok(Some(NO_ADDRESS_RETRY));
                 }
             }
         } else {
@@ -517,11 +529,29 @@ mod tests {
 
     #[test]
     fn addresses_skip_the_used_ones() {
+        use std::collections::HashSet;
         let base = Ipv4Addr::new(10, 244, 1, 0);
-        assert_eq!(free_ip(base, &[]), Some(Ipv4Addr::new(10, 244, 1, 2)));
-        let used = [Ipv4Addr::new(10, 244, 1, 2), Ipv4Addr::new(10, 244, 1, 3)];
-        assert_eq!(free_ip(base, &used), Some(Ipv4Addr::new(10, 244, 1, 4)));
-        let full: Vec<Ipv4Addr> = (2u8..255).map(|i| Ipv4Addr::new(10, 244, 1, i)).collect();
-        assert_eq!(free_ip(base, &full), None);
+        assert_eq!(
+            free_ip(base, 256, &HashSet::new()),
+            Some(Ipv4Addr::new(10, 244, 1, 2))
+        );
+        let used = HashSet::from([Ipv4Addr::new(10, 244, 1, 2), Ipv4Addr::new(10, 244, 1, 3)]);
+        assert_eq!(
+            free_ip(base, 256, &used),
+            Some(Ipv4Addr::new(10, 244, 1, 4))
+        );
+        let full: HashSet<Ipv4Addr> = (2u8..255).map(|i| Ipv4Addr::new(10, 244, 1, i)).collect();
+        assert_eq!(free_ip(base, 256, &full), None);
+        // A /22 goes on past the first /24, and keeps its broadcast.
+        assert_eq!(
+            free_ip(base, 1024, &full),
+            Some(Ipv4Addr::new(10, 244, 1, 255))
+        );
+        let node = serde_json::json!({"spec": {"podCIDR": "10.244.4.0/22"}});
+        assert_eq!(pod_cidr(&node), Some((Ipv4Addr::new(10, 244, 4, 0), 1024)));
+        assert_eq!(
+            pod_cidr(&serde_json::json!({"spec": {"podCIDR": "x/99"}})),
+            None
+        );
     }
 }
