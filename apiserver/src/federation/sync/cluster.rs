@@ -163,23 +163,6 @@ impl ClusterSyncer {
             .collect()
     }
 
-    /// The custom resources the member serves through the CRDs Skein
-    /// copied there, as last seen: `(group/version, plural)` of every
-    /// served version of each copy of kind `crd_kind` whose `Established`
-    /// condition is `True`. Discovery is read only every few minutes; the
-    /// member's own CRD status says at once.
-    pub fn served_custom(&self, crd_kind: usize) -> Vec<(String, String)> {
-        let cache = self
-            .cache
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        cache
-            .iter()
-            .filter(|(id, crd)| id.kind == crd_kind && super::propagator::established(crd))
-            .flat_map(|(_, crd)| served_versions(crd))
-            .collect()
-    }
-
     fn remember(&self, id: &ObjId, obj: Option<Value>) {
         let mut cache = self
             .cache
@@ -212,7 +195,7 @@ fn newer(seen: &Value, other: &Value) -> bool {
 }
 
 /// `(group/version, plural)` of each served version of a CRD.
-fn served_versions(crd: &Value) -> Vec<(String, String)> {
+pub(super) fn served_versions(crd: &Value) -> Vec<(String, String)> {
     let (Some(group), Some(plural)) = (
         crd.pointer("/spec/group").and_then(Value::as_str),
         crd.pointer("/spec/names/plural").and_then(Value::as_str),

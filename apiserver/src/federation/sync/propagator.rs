@@ -165,7 +165,7 @@ async fn run(registry: Registry, config: MemberConfig) {
                 None => return,
             },
             n = crd_notices.next() => match n {
-                Some(_) => follow_custom_resources(&shared, &crds).await,
+                Some(_) => follow_custom_resources(&shared, &crds),
                 None => return,
             },
         }
@@ -255,7 +255,7 @@ fn custom_resources(crds: &Informer) -> Vec<Arc<crate::registry::ResourceInfo>> 
 }
 
 /// Whether a CRD's `Established` condition is `True`.
-pub(super) fn established(crd: &Value) -> bool {
+fn established(crd: &Value) -> bool {
     crd.pointer("/status/conditions")
         .and_then(Value::as_array)
         .is_some_and(|cs| {
@@ -271,7 +271,7 @@ pub(super) fn established(crd: &Value) -> bool {
 /// every member, and a plan for every object they already hold. A
 /// resource, once followed, stays followed (its CRD's deletion deletes its
 /// objects first, and those deletions propagate).
-async fn follow_custom_resources(shared: &Arc<Shared>, crds: &Informer) {
+fn follow_custom_resources(shared: &Arc<Shared>, crds: &Informer) {
     for res in custom_resources(crds) {
         let Some(kind) = shared.kinds.add(res.group, res.plural, || Kind {
             informer: Informer::start(&shared.registry, res.clone()),
@@ -289,11 +289,16 @@ async fn follow_custom_resources(shared: &Arc<Shared>, crds: &Informer) {
         for s in shared.all_syncers() {
             s.follow_kinds(shared);
         }
+        // Once listed, every object it already holds is planned (without
+        // holding up the propagator's loop meanwhile).
         if let Some(k) = shared.kinds.get(kind) {
-            k.informer.synced().await;
-            for key in k.informer.keys() {
-                shared.objects.add(ObjId { kind, key });
-            }
+            let sh = shared.clone();
+            tokio::spawn(async move {
+                k.informer.synced().await;
+                for key in k.informer.keys() {
+                    sh.objects.add(ObjId { kind, key });
+                }
+            });
         }
     }
 }
@@ -582,11 +587,17 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), crate::status::A
     if res.custom.is_some()
         && let Some(crds) = shared.kind_of("apiextensions.k8s.io", "customresourcedefinitions")
     {
-        // What a member serves through the CRDs Skein copied there counts
-        // at once, not at its next discovery.
+        // What a member serves through its copy of the resource's CRD
+        // (named `<plural>.<group>`) counts as soon as the member reports
+        // it Established, not at its next discovery.
+        let crd = ObjId {
+            kind: crds,
+            key: ObjectKey::new("", format!("{}.{}", res.plural, res.group)),
+        };
         for snapshot in &mut snapshots {
-            if let Some(syncer) = shared.syncer(&snapshot.name) {
-                for (gv, plural) in syncer.served_custom(crds) {
+            let copy = shared.syncer(&snapshot.name).and_then(|s| s.copy_of(&crd));
+            if let Some(copy) = copy.filter(|c| established(c)) {
+                for (gv, plural) in super::cluster::served_versions(&copy) {
                     snapshot.also_serves(&gv, &plural);
                 }
             }
