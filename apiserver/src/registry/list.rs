@@ -464,7 +464,12 @@ impl Registry {
         };
         let mut entries = Vec::new();
         let mut more = false;
-        for entry in snapshot.items {
+        let super::cache::Snapshot {
+            items,
+            revision,
+            more: tail,
+        } = snapshot;
+        for entry in items {
             if q.limit > 0 && entries.len() >= q.limit {
                 more = true;
                 break;
@@ -490,16 +495,22 @@ impl Registry {
                 entries.push((entry, Some(obj)));
             }
         }
+        // A page filled by the snapshot's last item continues when any key
+        // follows it, kept or skipped, as upstream's (its next page may be
+        // empty).
+        if !more && q.limit > 0 && entries.len() >= q.limit {
+            more = tail;
+        }
         let continue_token = match (more, entries.last()) {
             (true, Some((e, _))) => Some(encode_continue(
-                snapshot.revision,
+                revision,
                 e.kv.key.strip_prefix(prefix).unwrap_or(&e.kv.key),
             )),
             _ => None,
         };
         Ok(Some(CachedPage {
             entries,
-            revision: snapshot.revision,
+            revision,
             continue_token,
         }))
     }

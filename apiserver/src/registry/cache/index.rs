@@ -163,6 +163,17 @@ impl Index {
             .collect()
     }
 
+    /// Whether a key under `prefix` follows `after` (kept by a filter or
+    /// not): upstream's "more" of a page, which says a page filled to its
+    /// limit has a continuation when any key follows its last item.
+    pub fn follows(&self, prefix: &str, after: &str) -> bool {
+        use std::ops::Bound;
+        self.items
+            .range::<str, _>((Bound::Excluded(after), Bound::Unbounded))
+            .next()
+            .is_some_and(|e| e.0.kv.key.starts_with(prefix))
+    }
+
     /// How many keys the index holds.
     pub fn len(&self) -> usize {
         self.items.len()
@@ -207,6 +218,8 @@ mod tests {
             ["/a/ns2/y"]
         );
         assert!(idx.range_where("/a/", None, |_| false, 0).is_empty());
+        assert!(idx.follows("/a/", "/a/ns1/x"));
+        assert!(!idx.follows("/a/", "/a/ns2/y"), "/b/z is not under /a/");
         let del = WatchEvent {
             kind: EventKind::Delete,
             kv: kv("/a/ns1/x", 5),

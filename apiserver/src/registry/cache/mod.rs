@@ -210,6 +210,9 @@ pub struct Snapshot {
     pub items: Vec<Arc<index::Entry>>,
     /// The revision they reflect.
     pub revision: Revision,
+    /// Whether a key under the prefix follows the last item, skipped or
+    /// beyond `max` (false with no items).
+    pub more: bool,
 }
 
 /// How a watch from the cache starts.
@@ -380,9 +383,17 @@ impl WatchCache {
         max: usize,
     ) -> Option<Snapshot> {
         let state = read(&self.state);
-        (state.revision > 0).then(|| Snapshot {
-            items: state.index.range_where(prefix, start_after, skip, max),
-            revision: state.revision,
+        (state.revision > 0).then(|| {
+            let items = state.index.range_where(prefix, start_after, skip, max);
+            let more = match items.last() {
+                Some(last) => state.index.follows(prefix, &last.kv.key),
+                None => false,
+            };
+            Snapshot {
+                items,
+                revision: state.revision,
+                more,
+            }
         })
     }
 
