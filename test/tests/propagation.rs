@@ -1387,6 +1387,36 @@ async fn custom_resources_and_their_crds() {
     )
     .await;
     assert_eq!(p["status"]["summary"]["clusters"], 2, "{p:#}");
+    // A dry run of another Widget previews the same decision: the CRD's
+    // copies on eu and us count as soon as they are Ready, long before
+    // the members' next discovery (5 minutes).
+    let path = fed.data_dir.join("w2-dry.json");
+    let mut w2 = widget.clone();
+    w2["metadata"]["name"] = json!("w2");
+    fs::write(&path, w2.to_string()).expect("write a manifest");
+    let preview = eventually(
+        fed,
+        Duration::from_secs(30),
+        "the dry run of w2 places it on eu and us",
+        || {
+            let dry = cli::get_json(
+                &k,
+                fed,
+                &["create", "--dry-run=server", "-f", &path.to_string_lossy()],
+            );
+            let decision: Value = serde_json::from_str(
+                dry["metadata"]["annotations"]["federation.skein.io/decision"].as_str()?,
+            )
+            .ok()?;
+            (decision["clusters"] == json!(["eu", "us"])).then_some(decision)
+        },
+    )
+    .await;
+    assert_eq!(
+        preview["excluded"],
+        json!({"ap": "MissingAPI"}),
+        "{preview:#}"
+    );
 
     // A change of the template reaches the copies.
     let mut bigger = widget.clone();

@@ -22,6 +22,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::scheduler::{self, ClusterSnapshot, Gvr, ScheduleInput, record};
+use super::sync::record::placement_name;
 use super::sync::{DECISION_ANNOTATION, kinds};
 use crate::registry::{DryRunHook, Registry, ResourceInfo, resource};
 
@@ -91,10 +92,13 @@ impl DryRunHook for DecisionPreview {
         }
         let previous = previous_decision(registry, res, obj).await;
         let now = time::OffsetDateTime::now_utc();
-        let snapshots: Vec<ClusterSnapshot> = clusters
+        let mut snapshots: Vec<ClusterSnapshot> = clusters
             .iter()
             .map(|c| ClusterSnapshot::from_cluster_at(c, now, self.grace_period))
             .collect();
+        if res.custom.is_some() {
+            served_through_crd_copies(registry, res, &mut snapshots).await;
+        }
         let replicas =
             kinds::divided(res.group, res.kind).map(|how| kinds::total_replicas(how, obj));
         let capacity = scheduler::capacity_map(obj, &snapshots);
@@ -114,6 +118,48 @@ impl DryRunHook for DecisionPreview {
             scheduler::scheduling_of(&placement, replicas),
         );
         annotate(obj, &text);
+    }
+}
+
+/// A custom resource counts as served by every cluster whose copy of its
+/// CRD is Ready in the CRD's ClusterPlacement, as the propagator counts
+/// it (before the member's next discovery), with the versions the
+/// federation's CRD serves.
+async fn served_through_crd_copies(
+    registry: &Registry,
+    res: &ResourceInfo,
+    snapshots: &mut [ClusterSnapshot],
+) {
+    let (Some(crds), Some(cps)) = (
+        resource::find("apiextensions.k8s.io", "v1", "customresourcedefinitions"),
+        resource::find("federation.skein.io", "v1alpha1", "clusterplacements"),
+    ) else {
+        return;
+    };
+    let name = format!("{}.{}", res.plural, res.group);
+    let (Ok(crd), Ok(placement)) = (
+        registry.get(&crds, "", &name).await,
+        registry
+            .get(&cps, "", &placement_name("CustomResourceDefinition", &name))
+            .await,
+    ) else {
+        return;
+    };
+    let ready: Vec<&str> = placement
+        .pointer("/status/clusters")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|c| c.get("state").and_then(Value::as_str) == Some("Ready"))
+        .filter_map(|c| c.get("name").and_then(Value::as_str))
+        .collect();
+    let served = super::sync::cluster::served_versions(&crd);
+    for snapshot in snapshots.iter_mut() {
+        if ready.contains(&snapshot.name.as_str()) {
+            for (gv, plural) in &served {
+                snapshot.also_serves(gv, plural);
+            }
+        }
     }
 }
 

@@ -195,7 +195,7 @@ fn newer(seen: &Value, other: &Value) -> bool {
 }
 
 /// `(group/version, plural)` of each served version of a CRD.
-pub(super) fn served_versions(crd: &Value) -> Vec<(String, String)> {
+pub(crate) fn served_versions(crd: &Value) -> Vec<(String, String)> {
     let (Some(group), Some(plural)) = (
         crd.pointer("/spec/group").and_then(Value::as_str),
         crd.pointer("/spec/names/plural").and_then(Value::as_str),
