@@ -1454,4 +1454,45 @@ async fn custom_resources_and_their_crds() {
         || holders(&f, &k, &crd).is_empty().then_some(()),
     )
     .await;
+
+    // The CRD created again, now serving v2 only: its Widgets propagate
+    // again, in the new version.
+    let mut v2 = widget_crd(json!({"skein.io/clusters": "eu,us"}));
+    v2["spec"]["versions"][0]["name"] = json!("v2");
+    apply(&k, fed, "crd-v2", &[v2]);
+    eventually(
+        fed,
+        Duration::from_secs(30),
+        "the v2 CRD on eu and us",
+        || (holders(&f, &k, &crd) == ["eu", "us"]).then_some(()),
+    )
+    .await;
+    let w3 = json!({
+        "apiVersion": "example.com/v2", "kind": "Widget",
+        "metadata": {"name": "w3", "namespace": "default"},
+        "spec": {"size": 7},
+    });
+    apply(&k, fed, "w3", &[w3]);
+    let w3 = ["widgets.example.com", "w3", "-n", "default"];
+    eventually(
+        fed,
+        Duration::from_secs(45),
+        "w3 on eu and us in v2",
+        || {
+            ["eu", "us"]
+                .iter()
+                .all(|m| {
+                    member_try_get(f.member(m), &k, &w3).is_some_and(|w| {
+                        w["apiVersion"] == "example.com/v2"
+                            && w.pointer("/spec/size") == Some(&json!(7))
+                    })
+                })
+                .then_some(())
+        },
+    )
+    .await;
+    assert!(
+        member_try_get(f.member("ap"), &k, &w3).is_none(),
+        "ap has no copy"
+    );
 }

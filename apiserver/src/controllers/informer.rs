@@ -185,6 +185,11 @@ impl Informer {
         informer
     }
 
+    /// Whether `other` is a handle of this very informer.
+    pub fn is(&self, other: &Informer) -> bool {
+        Arc::ptr_eq(&self.objects, &other.objects)
+    }
+
     /// The resource this informer follows.
     pub fn resource(&self) -> &Arc<ResourceInfo> {
         &self.res

@@ -238,12 +238,13 @@ fn replan_kind(shared: &Shared, custom: Option<usize>) {
 /// Lists then watches the managed copies of one resource on the member,
 /// keeping the cache and queueing every object that changed.
 async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>, kind: usize) {
-    let Some(res) = shared.kinds.get(kind).map(|k| k.res.clone()) else {
-        return;
-    };
     let mut failures = 0u32;
     let mut counted = false;
     loop {
+        // Read at every relist: a custom resource's version may change.
+        let Some(res) = shared.kinds.get(kind).map(|k| k.res.clone()) else {
+            return;
+        };
         let Some(s) = syncer.upgrade() else { return };
         let api = s.api.clone();
         drop(s);
@@ -321,6 +322,13 @@ async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>,
             let Some(s) = syncer.upgrade() else { return };
             let api = s.api.clone();
             drop(s);
+            if shared
+                .kinds
+                .get(kind)
+                .is_none_or(|k| k.res.version != res.version)
+            {
+                break;
+            }
             let mut events = match api.watch(&res, &selector(), &rv).await {
                 Ok(e) => e,
                 Err(_) => break,

@@ -212,7 +212,17 @@ async fn follow_kind(shared: Arc<Shared>, kind: usize) {
     let mut notices = k.informer.subscription();
     let namespaces = shared.kind_of("", "namespaces");
     loop {
-        match notices.next().await {
+        let notice = notices.next().await;
+        // The kind was given another informer (a new version of a custom
+        // resource): its own follower takes over.
+        if !shared
+            .kinds
+            .get(kind)
+            .is_some_and(|now| now.informer.is(&k.informer))
+        {
+            return;
+        }
+        match notice {
             Some(Notice::Applied(o) | Notice::Deleted(o)) => {
                 let key = ObjectKey::of(&o);
                 if Some(kind) == namespaces {
@@ -270,25 +280,55 @@ fn established(crd: &Value) -> bool {
 /// last call: an informer and a follower each, a watch of the copies on
 /// every member, and a plan for every object they already hold. A
 /// resource, once followed, stays followed (its CRD's deletion deletes its
-/// objects first, and those deletions propagate).
+/// objects first, and those deletions propagate); a CRD created again with
+/// another storage version swaps the resource's version and informer in
+/// place (the members' watches relist in the new version).
 fn follow_custom_resources(shared: &Arc<Shared>, crds: &Informer) {
     for res in custom_resources(crds) {
-        let Some(kind) = shared.kinds.add(res.group, res.plural, || Kind {
-            informer: Informer::start(&shared.registry, res.clone()),
-            res: res.clone(),
-        }) else {
-            continue;
+        let kind = match shared.kinds.position(res.group, res.plural) {
+            Some(kind) => {
+                let Some(old) = shared.kinds.get(kind) else {
+                    continue;
+                };
+                if old.res.version == res.version
+                    || !shared.kinds.replace(
+                        kind,
+                        Kind {
+                            informer: Informer::start(&shared.registry, res.clone()),
+                            res: res.clone(),
+                        },
+                    )
+                {
+                    continue;
+                }
+                tracing::info!(
+                    group = res.group,
+                    resource = res.plural,
+                    version = res.version,
+                    "propagating a custom resource in its new storage version"
+                );
+                kind
+            }
+            None => {
+                let Some(kind) = shared.kinds.add(res.group, res.plural, || Kind {
+                    informer: Informer::start(&shared.registry, res.clone()),
+                    res: res.clone(),
+                }) else {
+                    continue;
+                };
+                tracing::info!(
+                    group = res.group,
+                    resource = res.plural,
+                    "propagating a custom resource"
+                );
+                for s in shared.all_syncers() {
+                    s.follow_kinds(shared);
+                }
+                kind
+            }
         };
-        tracing::info!(
-            group = res.group,
-            resource = res.plural,
-            "propagating a custom resource"
-        );
         let sh = shared.clone();
         tokio::spawn(async move { follow_kind(sh, kind).await });
-        for s in shared.all_syncers() {
-            s.follow_kinds(shared);
-        }
         // Once listed, every object it already holds is planned (without
         // holding up the propagator's loop meanwhile).
         if let Some(k) = shared.kinds.get(kind) {

@@ -39,8 +39,11 @@ pub struct Kind {
 /// then users' custom resources as their CRDs become established.
 ///
 /// Contract: append-only, so an index ([`ObjId::kind`]) names the same
-/// resource for the life of the process; readers get clones (a resource's
-/// `Arc` and an informer handle), never a lock held across an await.
+/// group/resource for the life of the process; only a custom resource's
+/// version (and the informer reading it) may change, when its CRD is
+/// created again with another storage version ([`Kinds::replace`]).
+/// Readers get clones (a resource's `Arc` and an informer handle), never
+/// a lock held across an await.
 #[derive(Default)]
 pub struct Kinds(RwLock<Vec<Kind>>);
 
@@ -98,6 +101,22 @@ impl Kinds {
         }
         kinds.push(make());
         Some(kinds.len() - 1)
+    }
+
+    /// Puts `kind` at `index` when it is the same group/resource as the
+    /// kind there (another version of it); whether it did.
+    pub fn replace(&self, index: usize, kind: Kind) -> bool {
+        let mut kinds = self
+            .0
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match kinds.get_mut(index) {
+            Some(k) if k.res.group == kind.res.group && k.res.plural == kind.res.plural => {
+                *k = kind;
+                true
+            }
+            _ => false,
+        }
     }
 }
 
