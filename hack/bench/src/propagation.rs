@@ -57,6 +57,19 @@ pub struct Args {
     /// what was reached by then is reported.
     #[arg(long, default_value_t = 150)]
     timeout_seconds: u64,
+    /// Modes to run, in order.
+    #[arg(long, value_delimiter = ',', default_values_t = [Mode::Duplicated, Mode::Divided])]
+    modes: Vec<Mode>,
+    /// Members without `--simulate-workloads` (a diagnostic: they store
+    /// the copies only, so a run ends when every object is applied and the
+    /// syncer's own limit shows; nothing becomes ready).
+    #[arg(long)]
+    no_simulate: bool,
+    /// Offered load: creates per second (0: as fast as `--concurrency`
+    /// allows). Below the fan-out rate, p99 shows the latency of a copy
+    /// rather than the queue behind a burst.
+    #[arg(long, default_value_t = 0.0)]
+    rate: f64,
 }
 
 /// p99 submit-to-applied target with [`TARGET_MEMBERS`] members.
@@ -78,13 +91,28 @@ const MEMBER_FLAGS: &[&str] = &[
     "--etcd-count-metric-poll-period=0s",
 ];
 
+/// [`MEMBER_FLAGS`], without `--simulate-workloads` when `no_simulate`.
+fn member_flags(no_simulate: bool) -> Vec<&'static str> {
+    MEMBER_FLAGS
+        .iter()
+        .copied()
+        .filter(|f| !no_simulate || !f.starts_with("--sim"))
+        .collect()
+}
+
 /// How replicas are placed.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
 enum Mode {
     /// One replica, whole on every cluster.
     Duplicated,
     /// Three replicas, split over every cluster (most get 0).
     Divided,
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 impl Mode {
@@ -176,7 +204,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         for chunk in (0..n).collect::<Vec<_>>().chunks(10) {
             let starts = chunk.iter().map(|i| {
                 let data = dir.path().join(format!("m{i}"));
-                async move { Server::start(&data, MEMBER_FLAGS).await }
+                let flags = member_flags(args.no_simulate);
+                async move { Server::start(&data, &flags).await }
             });
             members.extend(futures::future::join_all(starts).await);
         }
@@ -203,7 +232,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 Https::new(m.addr, &creds, Protocol::H2)
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
-        for mode in [Mode::Duplicated, Mode::Divided] {
+        for &mode in &args.modes {
             eprintln!("{n} members, {}: {} Deployments", mode.name(), args.objects);
             let o = run_mode(
                 &fed.server,
@@ -244,7 +273,7 @@ async fn measure_ceiling(
     )
     .await?;
     let t0 = Instant::now();
-    let results = submit(api, ns, objects, concurrency, |i| {
+    let results = submit(api, ns, objects, concurrency, 0.0, |i| {
         deployment(
             &format!("ceiling-{i:05}"),
             ns,
@@ -283,7 +312,7 @@ async fn run_mode(
     let writes_before = store_writes(api).await?;
     let cpu_before = cpu_ticks(fed_pid)?;
     let t0 = Instant::now();
-    let results = submit(api, &ns, args.objects, args.concurrency, |i| {
+    let results = submit(api, &ns, args.objects, args.concurrency, args.rate, |i| {
         deployment(
             &format!("web-{i:05}"),
             &ns,
@@ -311,8 +340,9 @@ async fn run_mode(
     let deadline = t0 + timeout;
     loop {
         let (applied, ready) = counts(&progress, &submits);
-        if ready == created || Instant::now() >= deadline {
-            if ready < created {
+        let done = if args.no_simulate { applied } else { ready };
+        if done == created || Instant::now() >= deadline {
+            if done < created {
                 eprintln!("  timed out: {applied} applied, {ready} ready of {created}");
             }
             break;
@@ -392,9 +422,11 @@ async fn submit(
     ns: &str,
     objects: usize,
     concurrency: usize,
+    rate: f64,
     make: impl Fn(usize) -> Value,
 ) -> Vec<(String, Result<Instant, String>)> {
     let path = format!("/apis/apps/v1/namespaces/{ns}/deployments");
+    let t0 = Instant::now();
     futures::stream::iter((0..objects).map(|i| {
         let body = make(i);
         let name = body["metadata"]["name"]
@@ -403,6 +435,10 @@ async fn submit(
             .to_owned();
         let (api, path) = (api.clone(), path.clone());
         async move {
+            if rate > 0.0 {
+                tokio::time::sleep_until((t0 + Duration::from_secs_f64(i as f64 / rate)).into())
+                    .await;
+            }
             let body = Bytes::from(body.to_string());
             let r = match api
                 .send(Method::POST, &path, Some(("application/json", body)))
@@ -681,7 +717,7 @@ fn render(
                 .map(ToString::to_string)
                 .collect::<Vec<_>>()
                 .join(" then "),
-            MEMBER_FLAGS.join(" ")
+            member_flags(args.no_simulate).join(" ")
         ),
     ));
     facts.push((
@@ -694,6 +730,12 @@ fn render(
             args.objects, args.concurrency
         ),
     ));
+    if args.rate > 0.0 {
+        facts.push((
+            "offered load",
+            format!("creates paced at {} per second", args.rate),
+        ));
+    }
     facts.push((
         "applied / ready",
         "first Placement watch event with `status.summary` clusters = synced = members \
