@@ -58,7 +58,7 @@ pub struct Args {
     #[arg(long, default_value_t = 150)]
     timeout_seconds: u64,
     /// Modes to run, in order.
-    #[arg(long, value_delimiter = ',', default_values_t = [Mode::Duplicated, Mode::Divided])]
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Mode::Duplicated, Mode::Divided])]
     modes: Vec<Mode>,
     /// Members without `--simulate-workloads` (a diagnostic: they store
     /// the copies only, so a run ends when every object is applied and the
@@ -107,12 +107,6 @@ enum Mode {
     Duplicated,
     /// Three replicas, split over every cluster (most get 0).
     Divided,
-}
-
-impl std::fmt::Display for Mode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
 }
 
 impl Mode {

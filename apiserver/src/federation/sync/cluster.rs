@@ -163,6 +163,21 @@ impl ClusterSyncer {
             .collect()
     }
 
+    /// Whether the cache holds `obj` in this very version (same uid and
+    /// `resourceVersion`).
+    fn holds(&self, id: &ObjId, obj: &Value) -> bool {
+        let cache = self
+            .cache
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        cache.get(id).is_some_and(|seen| {
+            object::uid(seen) == object::uid(obj)
+                && object::meta_str(seen, "resourceVersion").is_some()
+                && object::meta_str(seen, "resourceVersion")
+                    == object::meta_str(obj, "resourceVersion")
+        })
+    }
+
     fn remember(&self, id: &ObjId, obj: Option<Value>) {
         let mut cache = self
             .cache
@@ -346,10 +361,15 @@ async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>,
                             key: ObjectKey::of(&o),
                         };
                         let custom = custom_kind_of_copy(&shared, kind, &o);
+                        // The very version a write of this syncer answered
+                        // with (and recorded): nothing new to sync.
+                        let known = s.holds(&id, &o);
                         s.remember(&id, Some(o));
                         replan_kind(&shared, custom);
-                        s.queue.add(id.clone());
-                        shared.record(&id);
+                        if !known {
+                            s.queue.add(id.clone());
+                            shared.record(&id);
+                        }
                     }
                     Ok(MemberEvent::Deleted(o)) => {
                         rv = object::meta_str(&o, "resourceVersion")
