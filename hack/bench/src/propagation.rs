@@ -348,6 +348,27 @@ async fn run_mode(
     watcher.abort();
     let requests_after = member_requests(member_apis).await?;
     let writes_after = store_writes(api).await?;
+    // Which writes those were, per object (on stderr, a diagnostic).
+    let per_object = |n: u64| n as f64 / args.objects as f64;
+    let mut writes: Vec<(String, f64)> = writes_after
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                per_object(v.saturating_sub(*writes_before.get(k).unwrap_or(&0))),
+            )
+        })
+        .filter(|(_, v)| *v > 0.0)
+        .collect();
+    writes.sort_by(|a, b| b.1.total_cmp(&a.1));
+    eprintln!(
+        "  federation writes per object: {}",
+        writes
+            .iter()
+            .map(|(k, v)| format!("{k} {v:.2}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     let (rss, hwm) = rss_kib(fed_pid)?;
     let p = progress
         .lock()
@@ -384,7 +405,10 @@ async fn run_mode(
         ready,
         latencies,
         member_requests: requests_after.saturating_sub(requests_before),
-        federation_writes: writes_after.saturating_sub(writes_before),
+        federation_writes: writes_after
+            .values()
+            .sum::<u64>()
+            .saturating_sub(writes_before.values().sum::<u64>()),
         cpu_seconds: cpu_after.saturating_sub(cpu_before) as f64 / 100.0,
         elapsed,
         rss_kib: rss,
@@ -592,23 +616,32 @@ async fn member_requests(apis: &[Https]) -> anyhow::Result<u64> {
 /// The store writes `api`'s server made so far: the sum of its
 /// `etcd_request_duration_seconds_count` samples for create, update and
 /// delete operations.
-async fn store_writes(api: &Https) -> anyhow::Result<u64> {
+async fn store_writes(api: &Https) -> anyhow::Result<std::collections::BTreeMap<String, u64>> {
     let body = api
         .expect(200, Method::GET, "/metrics", None)
         .await
         .context("the federation's /metrics")?;
-    Ok(String::from_utf8_lossy(&body)
+    let mut by = std::collections::BTreeMap::new();
+    for l in String::from_utf8_lossy(&body)
         .lines()
         .filter_map(|l| l.strip_prefix("etcd_request_duration_seconds_count{"))
-        .filter(|l| {
-            ["create", "update", "delete"]
-                .iter()
-                .any(|op| l.contains(&format!("operation=\"{op}\"")))
-        })
-        .filter_map(|l| l.rsplit(' ').next())
-        .filter_map(|v| v.parse::<f64>().ok())
-        .map(|v| v as u64)
-        .sum())
+    {
+        let label = |name: &str| {
+            l.split(&format!("{name}=\""))
+                .nth(1)
+                .and_then(|v| v.split('"').next())
+        };
+        let Some(op) = label("operation").filter(|op| ["create", "update", "delete"].contains(op))
+        else {
+            continue;
+        };
+        let Some(n) = l.rsplit(' ').next().and_then(|v| v.parse::<f64>().ok()) else {
+            continue;
+        };
+        *by.entry(format!("{op} {}", label("type").unwrap_or("?")))
+            .or_default() += n as u64;
+    }
+    Ok(by)
 }
 
 /// The sum of `apiserver_request_total` samples with a non-empty
