@@ -348,6 +348,33 @@ async fn run_mode(
     watcher.abort();
     let requests_after = member_requests(member_apis).await?;
     let writes_after = store_writes(api).await?;
+    // The federation's history ReplicaSets (one per Deployment that never
+    // changed), a diagnostic on stderr.
+    if let Ok(body) = api
+        .expect(
+            200,
+            Method::GET,
+            &format!("/apis/apps/v1/namespaces/{ns}/replicasets"),
+            None,
+        )
+        .await
+        && let Ok(list) = serde_json::from_slice::<Value>(&body)
+    {
+        let items = list["items"].as_array().map_or(0, Vec::len);
+        let revisions: std::collections::BTreeMap<String, usize> = list["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .fold(Default::default(), |mut m, rs| {
+                let r = rs["metadata"]["annotations"]["deployment.kubernetes.io/revision"]
+                    .as_str()
+                    .unwrap_or("none")
+                    .to_owned();
+                *m.entry(r).or_default() += 1;
+                m
+            });
+        eprintln!("  history ReplicaSets on the federation: {items} (by revision: {revisions:?})");
+    }
     // Which writes those were, per object (on stderr, a diagnostic).
     let per_object = |n: u64| n as f64 / args.objects as f64;
     let mut writes: Vec<(String, f64)> = writes_after
