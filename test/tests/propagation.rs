@@ -127,17 +127,7 @@ async fn weighted_split(f: &Federation, k: &Path, k_old: &Path) {
     );
     let path = f.fed.data_dir.join("web-dry.json");
     fs::write(&path, web.to_string()).expect("write a manifest");
-    let dry = cli::get_json(
-        &k,
-        &f.fed,
-        &["create", "--dry-run=server", "-f", &path.to_string_lossy()],
-    );
-    let decision: Value = serde_json::from_str(
-        dry["metadata"]["annotations"]["federation.skein.io/decision"]
-            .as_str()
-            .unwrap_or("null"),
-    )
-    .expect("the decision annotation is JSON");
+    let decision = dry_run_decision(&k, &f.fed, &path).expect("the decision annotation is JSON");
     assert_eq!(
         decision["clusters"],
         json!({"ap": 0, "eu": 4, "us": 2}),
@@ -1287,6 +1277,18 @@ fn custom_holders(f: &Federation, k: &Path, args: &[&str]) -> Vec<String> {
 
 /// A namespaced CRD `widgets.example.com` with one version and a status
 /// subresource, placed by `annotations`.
+/// The `federation.skein.io/decision` annotation of `kubectl create
+/// --dry-run=server -f path`, parsed; `None` when missing or not JSON.
+fn dry_run_decision(k: &Path, fed: &Server, path: &Path) -> Option<Value> {
+    let dry = cli::get_json(
+        k,
+        fed,
+        &["create", "--dry-run=server", "-f", &path.to_string_lossy()],
+    );
+    serde_json::from_str(dry["metadata"]["annotations"]["federation.skein.io/decision"].as_str()?)
+        .ok()
+}
+
 fn widget_crd(annotations: Value) -> Value {
     json!({
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
@@ -1398,18 +1400,7 @@ async fn custom_resources_and_their_crds() {
         fed,
         Duration::from_secs(30),
         "the dry run of w2 places it on eu and us",
-        || {
-            let dry = cli::get_json(
-                &k,
-                fed,
-                &["create", "--dry-run=server", "-f", &path.to_string_lossy()],
-            );
-            let decision: Value = serde_json::from_str(
-                dry["metadata"]["annotations"]["federation.skein.io/decision"].as_str()?,
-            )
-            .ok()?;
-            (decision["clusters"] == json!(["eu", "us"])).then_some(decision)
-        },
+        || dry_run_decision(&k, fed, &path).filter(|d| d["clusters"] == json!(["eu", "us"])),
     )
     .await;
     assert_eq!(
