@@ -443,9 +443,8 @@ async fn create_pods(ctx: &Ctx, key: &ObjectKey, rs: &Value, n: usize) -> Result
 fn related_pods(sets: &Informer, pods: &Informer, rs: &Value) -> Vec<Arc<Value>> {
     let uids: HashSet<String> = match template::controller_uid(rs) {
         Some(owner) => sets
-            .list_namespace(object::namespace(rs))
+            .controlled_by(owner)
             .iter()
-            .filter(|s| template::controller_uid(s) == Some(owner))
             .map(|s| object::uid(s).to_owned())
             .chain(std::iter::once(object::uid(rs).to_owned()))
             .collect(),

@@ -271,7 +271,9 @@ impl Ctx {
         if !self.caught_up(key, &self.replicasets) {
             return Ok(Some(EXPECTATION_POLL));
         }
-        let rss = self.replicasets.list_namespace(&key.namespace);
+        // Only what the Deployment controls counts (the plan ignores the
+        // rest): the informer's controller index, not the namespace.
+        let rss = self.replicasets.controlled_by(object::uid(&d));
         let refs: Vec<&Value> = rss.iter().map(AsRef::as_ref).collect();
         let plan = deployments::plan(&d, &refs);
         if plan.is_empty() {
@@ -409,7 +411,7 @@ impl Ctx {
         if !self.caught_up(key, &self.revisions) {
             return Ok(Some(EXPECTATION_POLL));
         }
-        let revs = self.revisions.list_namespace(&key.namespace);
+        let revs = self.revisions.controlled_by(object::uid(&owner));
         let refs: Vec<&Value> = revs.iter().map(AsRef::as_ref).collect();
         let plan = revisions::plan(kind, &owner, &refs);
         if plan.is_empty() {
