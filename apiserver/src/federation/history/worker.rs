@@ -104,21 +104,19 @@ pub async fn run(registry: Registry) {
         informer.synced().await;
     }
     resync(&ctx, &queues);
-    tokio::spawn(work(
-        ctx.clone(),
-        queues.deployments.clone(),
-        Owner::Deployment,
-    ));
-    tokio::spawn(work(
-        ctx.clone(),
-        queues.statefulsets.clone(),
-        Owner::Revisions(Kind::StatefulSet),
-    ));
-    tokio::spawn(work(
-        ctx.clone(),
-        queues.daemonsets.clone(),
-        Owner::Revisions(Kind::DaemonSet),
-    ));
+    // Workers per owner kind, as kube-controller-manager's defaults
+    // (`--concurrent-deployment-syncs` 5, `--concurrent-statefulset-syncs`
+    // 5, `--concurrent-daemonset-syncs` 2); the queue never hands one key
+    // to two workers.
+    for (queue, owner, workers) in [
+        (&queues.deployments, Owner::Deployment, 5),
+        (&queues.statefulsets, Owner::Revisions(Kind::StatefulSet), 5),
+        (&queues.daemonsets, Owner::Revisions(Kind::DaemonSet), 2),
+    ] {
+        for _ in 0..workers {
+            tokio::spawn(work(ctx.clone(), queue.clone(), owner));
+        }
+    }
     let [d, rs, sts, ds, cr] = &mut subs;
     loop {
         let notice = tokio::select! {
