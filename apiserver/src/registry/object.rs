@@ -78,6 +78,19 @@ pub fn set_finalizers(obj: &mut Value, finalizers: &[String]) {
     set_meta(obj, "finalizers", value);
 }
 
+/// Whether `obj` has a `status.conditions` entry of `type_` whose status
+/// is `"True"`.
+pub fn condition_true(obj: &Value, type_: &str) -> bool {
+    obj.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|cs| {
+            cs.iter().any(|c| {
+                c.get("type").and_then(Value::as_str) == Some(type_)
+                    && c.get("status").and_then(Value::as_str) == Some("True")
+            })
+        })
+}
+
 /// Whether `metadata.deletionTimestamp` is set.
 pub fn is_deleting(obj: &Value) -> bool {
     meta_str(obj, "deletionTimestamp").is_some()

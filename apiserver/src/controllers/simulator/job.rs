@@ -90,14 +90,7 @@ fn finish_time(job: &Value) -> Option<OffsetDateTime> {
 
 /// A Job's condition `type_`, if True.
 pub fn has_condition(obj: &Value, type_: &str) -> bool {
-    obj.pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .is_some_and(|cs| {
-            cs.iter().any(|c| {
-                c.get("type").and_then(Value::as_str) == Some(type_)
-                    && c.get("status").and_then(Value::as_str) == Some("True")
-            })
-        })
+    crate::registry::object::condition_true(obj, type_)
 }
 
 /// Whether a Job has finished (`Complete` or `Failed` True).

@@ -266,14 +266,7 @@ fn custom_resources(crds: &Informer) -> Vec<Arc<crate::registry::ResourceInfo>> 
 
 /// Whether a CRD's `Established` condition is `True`.
 fn established(crd: &Value) -> bool {
-    crd.pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .is_some_and(|cs| {
-            cs.iter().any(|c| {
-                c.get("type").and_then(Value::as_str) == Some("Established")
-                    && c.get("status").and_then(Value::as_str) == Some("True")
-            })
-        })
+    object::condition_true(crd, "Established")
 }
 
 /// Starts propagating the custom resources of CRDs established since the

@@ -158,14 +158,7 @@ pub(in crate::http) async fn handle(
 }
 
 fn has_condition(csr: &Value, kind: &str) -> bool {
-    csr.pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .is_some_and(|l| {
-            l.iter().any(|c| {
-                c.get("type").and_then(Value::as_str) == Some(kind)
-                    && c.get("status").and_then(Value::as_str) == Some("True")
-            })
-        })
+    crate::registry::object::condition_true(csr, kind)
 }
 
 /// Signs `csr` when it is for the client signer, approved, and neither

@@ -256,14 +256,7 @@ fn tolerates(toleration: &Value, taint: &Value) -> bool {
 
 /// Whether `node`'s `Ready` condition is True.
 pub fn is_node_ready(node: &Value) -> bool {
-    node.pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .is_some_and(|cs| {
-            cs.iter().any(|c| {
-                c.get("type").and_then(Value::as_str) == Some("Ready")
-                    && c.get("status").and_then(Value::as_str) == Some("True")
-            })
-        })
+    crate::registry::object::condition_true(node, "Ready")
 }
 
 /// `node`'s taints, with the `node.kubernetes.io/not-ready:NoSchedule`
