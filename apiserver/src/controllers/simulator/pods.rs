@@ -20,6 +20,7 @@
 //!   Node's live Pods; a finished or deleted Pod's address is free again.
 //!   A `hostNetwork` Pod has its Node's InternalIP.
 
+pub mod addresses;
 pub mod events;
 pub mod lifecycle;
 
@@ -35,6 +36,7 @@ use crate::controllers::informer::{Informer, Notice, ObjectKey};
 use crate::controllers::queue::{Item, WorkQueue};
 use crate::registry::{DeleteOptions, Target, object};
 use crate::status::ApiError;
+use addresses::Addresses;
 use lifecycle::{Facts, Step};
 
 /// The field manager of the kubelet's writes.
@@ -132,19 +134,6 @@ fn pod_cidr(node: &Value) -> Option<(Ipv4Addr, u32)> {
     Some((ip.parse().ok()?, 1 << (32 - len)))
 }
 
-/// The lowest free Pod address of the block of `size` addresses starting
-/// at `base` (from the third; the last one, broadcast, is never given),
-/// given the addresses in use.
-pub fn free_ip(
-    base: Ipv4Addr,
-    size: u32,
-    used: &std::collections::HashSet<Ipv4Addr>,
-) -> Option<Ipv4Addr> {
-    (2u32..size.saturating_sub(1))
-        .map(|i| Ipv4Addr::from(u32::from(base).saturating_add(i)))
-        .find(|ip| !used.contains(ip))
-}
-
 /// How long a Pod that got no address waits before it asks again.
 const NO_ADDRESS_RETRY: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -155,8 +144,8 @@ struct Kubelet {
     owners: HashMap<&'static str, Informer>,
     /// When this process started each Pod: key → (uid, instant).
     started: HashMap<ObjectKey, (String, OffsetDateTime)>,
-    /// Addresses handed out: Pod key → (uid, Node, address).
-    ips: HashMap<ObjectKey, (String, String, Ipv4Addr)>,
+    /// The addresses in use on each Node.
+    addresses: Addresses,
     /// Pods bound to a Node that does not exist: key → (uid, since).
     missing: HashMap<ObjectKey, (String, std::time::Instant)>,
 }
@@ -195,57 +184,52 @@ impl Kubelet {
     /// The Pod's address: the one it has, the one handed out, or the
     /// lowest free one of its Node.
     fn ip_for(&mut self, key: &ObjectKey, pod: &Value, node: &Value) -> Option<String> {
+        let uid = object::uid(pod);
+        let node_name = object::name(node);
         if let Some(ip) = pod.pointer("/status/podIP").and_then(Value::as_str)
             && !ip.is_empty()
         {
+            if let Ok(addr) = ip.parse() {
+                self.addresses
+                    .hold(key.clone(), uid.to_owned(), node_name, addr);
+            }
             return Some(ip.to_owned());
         }
-        let uid = object::uid(pod);
-        let node_name = object::name(node);
-        if let Some((u, n, ip)) = self.ips.get(key)
-            && u == uid
-            && n == node_name
-        {
-            return Some(ip.to_string());
-        }
-        let mut used: std::collections::HashSet<Ipv4Addr> = self
-            .pods
-            .list(|p| {
+        if !self.addresses.seeded(node_name) {
+            // Once per Node: what its live Pods hold (stored before this
+            // process started, or by Pods it has not synced yet).
+            let live = self.pods.list(|p| {
                 p.pointer("/spec/nodeName").and_then(Value::as_str) == Some(node_name)
                     && !matches!(template::phase(p), "Succeeded" | "Failed")
-            })
-            .iter()
-            .filter_map(|p| {
-                p.pointer("/status/podIP")
-                    .and_then(Value::as_str)?
-                    .parse()
-                    .ok()
-            })
-            .collect();
-        used.extend(
-            self.ips
-                .values()
-                .filter(|(_, n, _)| n == node_name)
-                .map(|(_, _, ip)| *ip),
-        );
+            });
+            self.addresses.seed(
+                node_name,
+                live.iter().filter_map(|p| {
+                    let ip = p.pointer("/status/podIP").and_then(Value::as_str)?;
+                    Some((
+                        ObjectKey::of(p),
+                        object::uid(p).to_owned(),
+                        ip.parse().ok()?,
+                    ))
+                }),
+            );
+        }
         let (base, size) = pod_cidr(node)?;
-        let ip = free_ip(base, size, &used)?;
-        self.ips
-            .insert(key.clone(), (uid.to_owned(), node_name.to_owned(), ip));
+        let ip = self.addresses.take(key, uid, node_name, base, size)?;
         Some(ip.to_string())
     }
 
     /// Advances one Pod; `Some(delay)` when it must be looked at again.
     async fn sync(&mut self, key: &ObjectKey) -> Result<Option<std::time::Duration>, ApiError> {
         let Some(pod) = self.pods.get(key) else {
-            self.ips.remove(key);
+            self.addresses.release(key);
             self.missing.remove(key);
             self.started.remove(key);
             return Ok(None);
         };
         let uid = object::uid(&pod).to_owned();
         if matches!(template::phase(&pod), "Succeeded" | "Failed") {
-            self.ips.remove(key);
+            self.addresses.release(key);
             self.started.remove(key);
         }
         let node_name = pod
@@ -478,7 +462,7 @@ pub async fn run(sim: Sim) {
         nodes,
         owners: HashMap::new(),
         started: HashMap::new(),
-        ips: HashMap::new(),
+        addresses: Addresses::default(),
         missing: HashMap::new(),
     };
     loop {
@@ -528,25 +512,7 @@ mod tests {
     }
 
     #[test]
-    fn addresses_skip_the_used_ones() {
-        use std::collections::HashSet;
-        let base = Ipv4Addr::new(10, 244, 1, 0);
-        assert_eq!(
-            free_ip(base, 256, &HashSet::new()),
-            Some(Ipv4Addr::new(10, 244, 1, 2))
-        );
-        let used = HashSet::from([Ipv4Addr::new(10, 244, 1, 2), Ipv4Addr::new(10, 244, 1, 3)]);
-        assert_eq!(
-            free_ip(base, 256, &used),
-            Some(Ipv4Addr::new(10, 244, 1, 4))
-        );
-        let full: HashSet<Ipv4Addr> = (2u8..255).map(|i| Ipv4Addr::new(10, 244, 1, i)).collect();
-        assert_eq!(free_ip(base, 256, &full), None);
-        // A /22 goes on past the first /24, and keeps its broadcast.
-        assert_eq!(
-            free_ip(base, 1024, &full),
-            Some(Ipv4Addr::new(10, 244, 1, 255))
-        );
+    fn pod_cidrs_are_read_from_the_node() {
         let node = serde_json::json!({"spec": {"podCIDR": "10.244.4.0/22"}});
         assert_eq!(pod_cidr(&node), Some((Ipv4Addr::new(10, 244, 4, 0), 1024)));
         assert_eq!(
