@@ -233,7 +233,7 @@ mod tests {
             name: name.to_owned(),
             labels: BTreeMap::from([("region".to_owned(), region.to_owned())]),
             ready: true,
-            served: Some(served),
+            served: Some(std::sync::Arc::new(served)),
             ..ClusterSnapshot::default()
         }
     }
@@ -247,7 +247,7 @@ mod tests {
         let mut not_ready = cluster("b-notready", "eu");
         not_ready.ready = false;
         let mut no_api = cluster("c-noapi", "eu");
-        no_api.served = Some(BTreeMap::new());
+        no_api.served = Some(std::sync::Arc::new(BTreeMap::new()));
         let mut tainted = cluster("d-tainted", "eu");
         tainted.taints = vec![
             Taint {

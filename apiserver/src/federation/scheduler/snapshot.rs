@@ -3,6 +3,7 @@
 //! in ([`ClusterSnapshot::from_cluster_at`]).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -57,7 +58,8 @@ pub struct ClusterSnapshot {
     pub taints: Vec<Taint>,
     /// `status.servedResources`: resource names by group/version
     /// (`v1`, `apps/v1`); `None` until the inventory has been read.
-    pub served: Option<BTreeMap<String, BTreeSet<String>>>,
+    /// Shared, so a snapshot is cheap to copy.
+    pub served: Option<Arc<BTreeMap<String, BTreeSet<String>>>>,
     /// `status.available.cpu` in millicores, rounded down; `None` when
     /// not reported or unparsable.
     pub available_cpu_millis: Option<i64>,
@@ -84,9 +86,15 @@ impl ClusterSnapshot {
         now: OffsetDateTime,
         grace: Duration,
     ) -> ClusterSnapshot {
-        let mut c = ClusterSnapshot::from_cluster(cluster);
-        c.within_grace = !c.ready && c.grace_ends(grace).is_some_and(|end| now < end);
-        c
+        ClusterSnapshot::from_cluster(cluster).at(now, grace)
+    }
+
+    /// The snapshot with its readiness classified at `now` (see
+    /// [`ClusterSnapshot::from_cluster_at`]), so one read of a Cluster
+    /// serves many plans.
+    pub fn at(mut self, now: OffsetDateTime, grace: Duration) -> ClusterSnapshot {
+        self.within_grace = !self.ready && self.grace_ends(grace).is_some_and(|end| now < end);
+        self
     }
 
     /// When the grace period of a not-Ready cluster ends (when its Divided
@@ -167,7 +175,7 @@ impl ClusterSnapshot {
                         .flatten();
                     out.entry(gv.to_owned()).or_default().extend(resources);
                 }
-                out
+                Arc::new(out)
             });
         let available = |key: &str, per_unit_nanos: i128| {
             cluster
@@ -196,7 +204,7 @@ impl ClusterSnapshot {
     /// inventory is unknown stays unknown).
     pub fn also_serves(&mut self, group_version: &str, resource: &str) {
         if let Some(served) = self.served.as_mut() {
-            served
+            Arc::make_mut(served)
                 .entry(group_version.to_owned())
                 .or_default()
                 .insert(resource.to_owned());
@@ -239,15 +247,18 @@ mod tests {
         unknown.also_serves("example.com/v1", "widgets");
         assert!(!unknown.serves("example.com", "v1", "widgets"));
         let mut known = ClusterSnapshot {
-            served: Some(BTreeMap::from([(
+            served: Some(Arc::new(BTreeMap::from([(
                 "v1".to_owned(),
                 BTreeSet::from(["pods".to_owned()]),
-            )])),
+            )]))),
             ..ClusterSnapshot::default()
         };
+        let shared = known.clone();
         assert!(!known.serves("example.com", "v1", "widgets"));
         known.also_serves("example.com/v1", "widgets");
         assert!(known.serves("example.com", "v1", "widgets"));
+        // The copy it was cloned from (a cached snapshot) is unchanged.
+        assert!(!shared.serves("example.com", "v1", "widgets"));
         assert!(known.serves("", "v1", "pods"));
     }
 

@@ -29,6 +29,16 @@ use crate::controllers::informer::ObjectKey;
 use crate::controllers::queue::WorkQueue;
 use crate::registry::object;
 
+/// How a member watch event's object differs from the cached copy.
+enum Change {
+    /// The very version cached (the answer to this syncer's own write).
+    None,
+    /// Only its status: recorded, not synced.
+    Status,
+    /// Anything else: synced and recorded.
+    Other,
+}
+
 /// One member's syncer. See the module documentation.
 pub struct ClusterSyncer {
     /// The Cluster's name.
@@ -163,19 +173,25 @@ impl ClusterSyncer {
             .collect()
     }
 
-    /// Whether the cache holds `obj` in this very version (same uid and
-    /// `resourceVersion`).
-    fn holds(&self, id: &ObjId, obj: &Value) -> bool {
+    /// How a member's version `obj` of `id` differs from the cached copy:
+    /// the very version (same uid and `resourceVersion`), only its status
+    /// ([`super::plan::status_only_change`]), or otherwise.
+    fn change(&self, id: &ObjId, obj: &Value) -> Change {
         let cache = self
             .cache
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        cache.get(id).is_some_and(|seen| {
-            object::uid(seen) == object::uid(obj)
-                && object::meta_str(seen, "resourceVersion").is_some()
-                && object::meta_str(seen, "resourceVersion")
-                    == object::meta_str(obj, "resourceVersion")
-        })
+        let Some(seen) = cache.get(id).filter(|seen| object::uid(seen) == object::uid(obj)) else {
+            return Change::Other;
+        };
+        let rv = object::meta_str(seen, "resourceVersion");
+        if rv.is_some() && rv == object::meta_str(obj, "resourceVersion") {
+            Change::None
+        } else if super::plan::status_only_change(seen, obj) {
+            Change::Status
+        } else {
+            Change::Other
+        }
     }
 
     fn remember(&self, id: &ObjId, obj: Option<Value>) {
@@ -362,13 +378,19 @@ async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>,
                         };
                         let custom = custom_kind_of_copy(&shared, kind, &o);
                         // The very version a write of this syncer answered
-                        // with (and recorded): nothing new to sync.
-                        let known = s.holds(&id, &o);
+                        // with (and recorded): nothing new to sync. A
+                        // status write on the member: nothing to sync
+                        // either, only its status to record.
+                        let change = s.change(&id, &o);
                         s.remember(&id, Some(o));
                         replan_kind(&shared, custom);
-                        if !known {
-                            s.queue.add(id.clone());
-                            shared.record(&id);
+                        match change {
+                            Change::None => {}
+                            Change::Status => shared.record_status(&id),
+                            Change::Other => {
+                                s.queue.add(id.clone());
+                                shared.record(&id);
+                            }
                         }
                     }
                     Ok(MemberEvent::Deleted(o)) => {

@@ -103,6 +103,7 @@ async fn run(registry: Registry, config: MemberConfig) {
         objects: WorkQueue::new(),
         records: WorkQueue::new(),
         placements,
+        snapshots: Default::default(),
     });
     let mut cluster_notices = clusters.subscription();
     let mut secret_notices = secrets.subscription();
@@ -611,12 +612,7 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), crate::status::A
     let divided = kinds::divided(res.group, res.kind);
     let now = time::OffsetDateTime::now_utc();
     let grace = shared.config.grace_period;
-    let mut snapshots: Vec<ClusterSnapshot> = shared
-        .clusters
-        .list(|c| !object::is_deleting(c))
-        .iter()
-        .map(|c| ClusterSnapshot::from_cluster_at(c, now, grace))
-        .collect();
+    let mut snapshots = shared.cluster_snapshots(now, grace);
     if res.custom.is_some()
         && let Some(crds) = shared.kind_of("apiextensions.k8s.io", "customresourcedefinitions")
     {

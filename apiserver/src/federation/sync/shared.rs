@@ -14,6 +14,7 @@ use super::plan::Policy;
 use crate::config::MemberConfig;
 use crate::controllers::informer::{Informer, ObjectKey};
 use crate::controllers::queue::WorkQueue;
+use crate::federation::scheduler::ClusterSnapshot;
 use crate::registry::{Registry, ResourceInfo};
 
 /// A federated object: its resource (index into [`Shared::kinds`]) and its
@@ -248,6 +249,9 @@ pub struct Shared {
     /// Objects whose Placement, status, Events and finalizer to write;
     /// fed through [`Shared::record`].
     pub records: WorkQueue<ObjId>,
+    /// What each Cluster reads as for the scheduler, by name, with the
+    /// `resourceVersion` it was read at (see [`Shared::cluster_snapshots`]).
+    pub snapshots: Mutex<HashMap<String, (String, ClusterSnapshot)>>,
 }
 
 /// How long a change waits before it is recorded, so that the changes of
@@ -255,6 +259,11 @@ pub struct Shared {
 /// at about the same time) make one Placement and status write instead of
 /// one each. It bounds the delay a change adds to what users read.
 pub const RECORD_DELAY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// How long a member status change waits before it is recorded (see
+/// [`Shared::record_status`]); like [`RECORD_DELAY`], it bounds the delay
+/// a status change adds to what users read.
+pub const STATUS_RECORD_DELAY: std::time::Duration = std::time::Duration::from_millis(500);
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -265,6 +274,49 @@ impl Shared {
     /// window are recorded together.
     pub fn record(&self, id: &ObjId) {
         self.records.add_after(id.clone(), RECORD_DELAY);
+    }
+
+    /// The scheduler's view of every Cluster not being deleted, classified
+    /// at `now`. A Cluster is read again only when its `resourceVersion`
+    /// changed, not for every plan.
+    pub fn cluster_snapshots(
+        &self,
+        now: time::OffsetDateTime,
+        grace: std::time::Duration,
+    ) -> Vec<ClusterSnapshot> {
+        let clusters = self.clusters.list(|c| !crate::registry::object::is_deleting(c));
+        let mut cache = lock(&self.snapshots);
+        cache.retain(|name, _| {
+            clusters
+                .iter()
+                .any(|c| crate::registry::object::name(c) == name)
+        });
+        clusters
+            .iter()
+            .map(|c| {
+                let rv = c
+                    .pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let name = crate::registry::object::name(c);
+                let snapshot = match cache.get(name) {
+                    Some((seen, s)) if seen == rv => s.clone(),
+                    _ => {
+                        let s = ClusterSnapshot::from_cluster(c);
+                        cache.insert(name.to_owned(), (rv.to_owned(), s.clone()));
+                        s
+                    }
+                };
+                snapshot.at(now, grace)
+            })
+            .collect()
+    }
+
+    /// Queues `id` for recording within [`STATUS_RECORD_DELAY`]: a member
+    /// copy's status changed. Copies become ready one by one, on every
+    /// cluster, so a longer window folds more of them into one write.
+    pub fn record_status(&self, id: &ObjId) {
+        self.records.add_after(id.clone(), STATUS_RECORD_DELAY);
     }
 
     /// The plan of `id`, if it was planned.

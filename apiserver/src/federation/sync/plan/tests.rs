@@ -959,3 +959,37 @@ fn without_drift_leaves_drifted_fields_out() {
     // Without drift, the copy is unchanged.
     assert_eq!(without_drift(&desired(), &observed()), desired());
 }
+
+#[test]
+fn a_status_write_is_told_from_a_change_planning_reads() {
+    let seen = observed();
+    let mut status = seen.clone();
+    status["status"] = json!({"readyReplicas": 2, "observedGeneration": 1});
+    status["metadata"]["resourceVersion"] = json!("999");
+    status["metadata"]["managedFields"] = json!([{"manager": "kube-controller-manager", "subresource": "status"}]);
+    assert!(status_only_change(&seen, &status));
+    // Without any status before, too.
+    let mut bare = seen.clone();
+    if let Some(m) = bare.as_object_mut() {
+        m.remove("status");
+    }
+    assert!(status_only_change(&bare, &status));
+    // A spec, label, annotation or generation change is not.
+    let mut spec = status.clone();
+    spec["spec"]["replicas"] = json!(7);
+    assert!(!status_only_change(&seen, &spec));
+    let mut label = status.clone();
+    label["metadata"]["labels"]["team"] = json!("x");
+    assert!(!status_only_change(&seen, &label));
+    let mut generation = status.clone();
+    generation["metadata"]["generation"] = json!(99);
+    assert!(!status_only_change(&seen, &generation));
+    let mut removed = status.clone();
+    if let Some(m) = removed["metadata"].as_object_mut() {
+        m.remove("annotations");
+    }
+    assert!(!status_only_change(&seen, &removed));
+    let mut extra = status;
+    extra["data"] = json!({"k": "v"});
+    assert!(!status_only_change(&seen, &extra));
+}
