@@ -137,6 +137,13 @@ pub struct SimConfig {
     /// How long a Job's Pod runs before it succeeds.
     #[arg(long = "sim-job-duration", default_value = "2s", value_parser = parse_duration)]
     pub job_duration: std::time::Duration,
+    /// The niceness (0–19) of the simulator's threads. Above 0 the
+    /// simulated kubelets and controllers run on threads of their own that
+    /// yield the CPU to the member's API server, as a real cluster's
+    /// kubelets and controller manager, on other machines, never compete
+    /// with it; at 0 they share the API server's threads.
+    #[arg(long = "sim-nice", default_value_t = 0, value_parser = clap::value_parser!(i32).range(0..=19))]
+    pub nice: i32,
 }
 
 impl Default for SimConfig {
@@ -151,6 +158,7 @@ impl Default for SimConfig {
             lb_range: "172.18.255.0/24".into(),
             pod_ready_delay: std::time::Duration::from_secs(1),
             job_duration: std::time::Duration::from_secs(2),
+            nice: 0,
         }
     }
 }

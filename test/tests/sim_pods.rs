@@ -919,3 +919,99 @@ async fn job_pods_succeed_after_the_job_duration_or_fail() {
     let ran = secs(&t["finishedAt"]) - secs(&t["startedAt"]);
     assert!((1..=3).contains(&ran), "ran {ran}s: {t}");
 }
+
+/// The niceness of each thread of process `pid`, by thread name.
+fn thread_niceness(pid: u32) -> Vec<(String, i64)> {
+    let mut out = Vec::new();
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("/proc/<pid>/task");
+    for task in tasks.flatten() {
+        let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+        // `pid (comm) state ppid ...`: the fields after the name, counted
+        // from `state` (field 3); niceness is field 19.
+        let Some((name, rest)) = stat.split_once(" (").and_then(|(_, r)| r.rsplit_once(") "))
+        else {
+            continue;
+        };
+        let nice = rest.split_whitespace().nth(16).and_then(|n| n.parse().ok());
+        if let Some(nice) = nice {
+            out.push((name.to_owned(), nice));
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_niced_simulator_runs_on_threads_of_its_own() {
+    let mut flags = SIM_FLAGS.to_vec();
+    flags.push("--sim-nice=19");
+    let m = Member::start(&flags).await;
+    let kubectl = kubectl_binaries();
+    let k = kubectl[0].as_path();
+    namespace(k, &m, "niced");
+    ok(
+        k,
+        &m.server,
+        &["run", "web", "--image=nginx", "-n", "niced"],
+    );
+    let out = ok(
+        k,
+        &m.server,
+        &[
+            "wait",
+            "--for=condition=Ready",
+            "pod/web",
+            "-n",
+            "niced",
+            "--timeout=20s",
+        ],
+    );
+    assert_eq!(out, "pod/web condition met\n");
+    let pid = m.server.pid().expect("the member's pid");
+    let threads = thread_niceness(pid);
+    let sim: Vec<i64> = threads
+        .iter()
+        .filter(|(n, _)| n == "skein-sim")
+        .map(|(_, nice)| *nice)
+        .collect();
+    assert_eq!(sim, [19, 19], "{threads:?}");
+    // The API server's threads keep the niceness the process started with.
+    let started = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            let (_, rest) = s.rsplit_once(") ")?;
+            rest.split_whitespace().nth(16)?.parse::<i64>().ok()
+        })
+        .expect("the process's niceness");
+    assert!(started < 19, "the test runs at niceness {started}");
+    let api: Vec<i64> = threads
+        .iter()
+        .filter(|(n, _)| n == "tokio-rt-worker")
+        .map(|(_, nice)| *nice)
+        .collect();
+    assert!(
+        !api.is_empty() && api.iter().all(|n| *n == started),
+        "{threads:?}"
+    );
+
+    // Without the flag the simulator shares the API server's threads.
+    let plain = Member::start(SIM_FLAGS).await;
+    let threads = thread_niceness(plain.server.pid().expect("pid"));
+    assert!(threads.iter().all(|(n, _)| n != "skein-sim"), "{threads:?}");
+
+    // Out of range: refused before anything starts.
+    let out = std::process::Command::new(skein_tests::skein_bin())
+        .args([
+            "serve",
+            "--role=member",
+            "--simulate-workloads",
+            "--sim-nice=20",
+        ])
+        .output()
+        .expect("run skein");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--sim-nice") && err.contains("20 is not in 0..=19"),
+        "{err}"
+    );
+}

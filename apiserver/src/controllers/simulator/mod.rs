@@ -123,15 +123,53 @@ impl Sim {
 /// down.
 pub fn spawn_all(registry: &Registry, config: &SimConfig) {
     let sim = Sim::new(registry, config);
-    tokio::spawn(nodes::run(sim.clone()));
-    tokio::spawn(scheduler::run(sim.clone()));
-    tokio::spawn(pods::run(sim.clone()));
-    tokio::spawn(endpoints::run(sim.clone()));
-    tokio::spawn(loadbalancer::run(sim.clone()));
-    tokio::spawn(replicaset::run(sim.clone()));
-    tokio::spawn(deployment::run(sim.clone()));
-    tokio::spawn(statefulset::run(sim.clone()));
-    tokio::spawn(daemonset::run(sim.clone()));
-    tokio::spawn(job::run(sim.clone()));
-    tokio::spawn(cronjob::run(sim.clone()));
+    let spawn =
+        |task: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>| match runtime(
+            config.nice,
+        ) {
+            Some(rt) => drop(rt.spawn(task)),
+            None => drop(tokio::spawn(task)),
+        };
+    spawn(Box::pin(nodes::run(sim.clone())));
+    spawn(Box::pin(scheduler::run(sim.clone())));
+    spawn(Box::pin(pods::run(sim.clone())));
+    spawn(Box::pin(endpoints::run(sim.clone())));
+    spawn(Box::pin(loadbalancer::run(sim.clone())));
+    spawn(Box::pin(replicaset::run(sim.clone())));
+    spawn(Box::pin(deployment::run(sim.clone())));
+    spawn(Box::pin(statefulset::run(sim.clone())));
+    spawn(Box::pin(daemonset::run(sim.clone())));
+    spawn(Box::pin(job::run(sim.clone())));
+    spawn(Box::pin(cronjob::run(sim.clone())));
+}
+
+/// The simulator's own runtime when `nice` is above 0 (`--sim-nice`):
+/// two worker threads that lower their priority to `nice` as they start,
+/// built once and kept for the life of the process. `None` at 0, or when
+/// it cannot be built (the controllers then run on the caller's runtime).
+fn runtime(nice: i32) -> Option<&'static tokio::runtime::Runtime> {
+    static RUNTIME: std::sync::OnceLock<Option<tokio::runtime::Runtime>> =
+        std::sync::OnceLock::new();
+    if nice <= 0 {
+        return None;
+    }
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .thread_name("skein-sim")
+                .enable_all()
+                .on_thread_start(move || {
+                    // On Linux a thread id names one thread: only the
+                    // simulator's threads are reniced.
+                    let me = rustix::thread::gettid();
+                    if let Err(e) = rustix::process::setpriority_process(Some(me), nice) {
+                        tracing::warn!(error = %e, nice, "cannot lower the simulator's priority");
+                    }
+                })
+                .build()
+                .map_err(|e| tracing::warn!(error = %e, "no runtime of its own for the simulator"))
+                .ok()
+        })
+        .as_ref()
 }
