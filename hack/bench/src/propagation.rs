@@ -70,6 +70,17 @@ pub struct Args {
     /// rather than the queue behind a burst.
     #[arg(long, default_value_t = 0.0)]
     rate: f64,
+    /// The members' `--sim-nice` (0–19): above 0 their simulated kubelets
+    /// and controllers yield the CPU to their API servers (in a real
+    /// cluster they run on other machines), so the fan-out is measured
+    /// apart from the simulated workloads, which then take longer to be
+    /// ready.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(i32).range(0..=19))]
+    sim_nice: i32,
+    /// Flags added to the federation's `skein serve` (a diagnostic, e.g.
+    /// `--federation-flag=--sync-concurrency=16`); shown in the report.
+    #[arg(long = "federation-flag", allow_hyphen_values = true)]
+    federation_flags: Vec<String>,
 }
 
 /// p99 submit-to-applied target with [`TARGET_MEMBERS`] members.
@@ -91,11 +102,14 @@ const MEMBER_FLAGS: &[&str] = &[
     "--etcd-count-metric-poll-period=0s",
 ];
 
-/// [`MEMBER_FLAGS`], without `--simulate-workloads` when `no_simulate`.
-fn member_flags(no_simulate: bool) -> Vec<&'static str> {
+/// [`MEMBER_FLAGS`] with `--sim-nice` when `sim_nice` is above 0, without
+/// any `--sim*` flag when `no_simulate`.
+fn member_flags(no_simulate: bool, sim_nice: i32) -> Vec<String> {
+    let nice = (sim_nice > 0).then(|| format!("--sim-nice={sim_nice}"));
     MEMBER_FLAGS
         .iter()
-        .copied()
+        .map(|f| (*f).to_owned())
+        .chain(nice)
         .filter(|f| !no_simulate || !f.starts_with("--sim"))
         .collect()
 }
@@ -185,7 +199,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let mut ceiling: Option<(f64, usize)> = None;
     for (round, &n) in args.members.iter().enumerate() {
         eprintln!("starting a federation for {n} members");
-        let fed = Skein::start(false).await?;
+        let fed = Skein::start_with(false, &args.federation_flags).await?;
         let api = fed.client(Protocol::H2)?;
         let fed_pid = fed.server.pid().context("the federation's pid")?;
         if round == 0 {
@@ -198,8 +212,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         for chunk in (0..n).collect::<Vec<_>>().chunks(10) {
             let starts = chunk.iter().map(|i| {
                 let data = dir.path().join(format!("m{i}"));
-                let flags = member_flags(args.no_simulate);
-                async move { Server::start(&data, &flags).await }
+                let flags = member_flags(args.no_simulate, args.sim_nice);
+                async move {
+                    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+                    Server::start(&data, &flags).await
+                }
             });
             members.extend(futures::future::join_all(starts).await);
         }
@@ -758,9 +775,16 @@ fn render(
     facts.extend(crate::cluster::skein_facts());
     facts.push((
         "federation",
-        "`skein serve` on its embedded store, default flags (probe period 10 s, \
-         --sync-concurrency 8)"
-            .into(),
+        if args.federation_flags.is_empty() {
+            "`skein serve` on its embedded store, default flags (probe period 10 s, \
+             --sync-concurrency 8)"
+                .into()
+        } else {
+            format!(
+                "`skein serve {}` on its embedded store",
+                args.federation_flags.join(" ")
+            )
+        },
     ));
     facts.push((
         "members",
@@ -771,7 +795,7 @@ fn render(
                 .map(ToString::to_string)
                 .collect::<Vec<_>>()
                 .join(" then "),
-            member_flags(args.no_simulate).join(" ")
+            member_flags(args.no_simulate, args.sim_nice).join(" ")
         ),
     ));
     facts.push((
