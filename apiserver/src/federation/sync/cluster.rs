@@ -181,7 +181,10 @@ impl ClusterSyncer {
             .cache
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let Some(seen) = cache.get(id).filter(|seen| object::uid(seen) == object::uid(obj)) else {
+        let Some(seen) = cache
+            .get(id)
+            .filter(|seen| object::uid(seen) == object::uid(obj))
+        else {
             return Change::Other;
         };
         let rv = object::meta_str(seen, "resourceVersion");

@@ -251,33 +251,32 @@ pub fn status_only_change(seen: &Value, new: &Value) -> bool {
         return false;
     };
     const META_IGNORED: [&str; 2] = ["resourceVersion", "managedFields"];
-    let keys = |m: &'_ serde_json::Map<String, Value>| {
-        m.keys()
-            .filter(|k| k.as_str() != "status")
-            .count()
-    };
+    let keys =
+        |m: &'_ serde_json::Map<String, Value>| m.keys().filter(|k| k.as_str() != "status").count();
     if keys(a) != keys(b) {
         return false;
     }
-    a.iter().filter(|(k, _)| k.as_str() != "status").all(|(k, va)| {
-        let Some(vb) = b.get(k) else { return false };
-        if k != "metadata" {
-            return va == vb;
-        }
-        let (Some(ma), Some(mb)) = (va.as_object(), vb.as_object()) else {
-            return va == vb;
-        };
-        let kept = |m: &'_ serde_json::Map<String, Value>| {
-            m.keys()
-                .filter(|k| !META_IGNORED.contains(&k.as_str()))
-                .count()
-        };
-        kept(ma) == kept(mb)
-            && ma
-                .iter()
-                .filter(|(k, _)| !META_IGNORED.contains(&k.as_str()))
-                .all(|(k, v)| mb.get(k) == Some(v))
-    })
+    a.iter()
+        .filter(|(k, _)| k.as_str() != "status")
+        .all(|(k, va)| {
+            let Some(vb) = b.get(k) else { return false };
+            if k != "metadata" {
+                return va == vb;
+            }
+            let (Some(ma), Some(mb)) = (va.as_object(), vb.as_object()) else {
+                return va == vb;
+            };
+            let kept = |m: &'_ serde_json::Map<String, Value>| {
+                m.keys()
+                    .filter(|k| !META_IGNORED.contains(&k.as_str()))
+                    .count()
+            };
+            kept(ma) == kept(mb)
+                && ma
+                    .iter()
+                    .filter(|(k, _)| !META_IGNORED.contains(&k.as_str()))
+                    .all(|(k, v)| mb.get(k) == Some(v))
+        })
 }
 
 /// `Ok` when `observed` contains `desired` (see [`differences`]); else

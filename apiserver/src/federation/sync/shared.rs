@@ -284,7 +284,9 @@ impl Shared {
         now: time::OffsetDateTime,
         grace: std::time::Duration,
     ) -> Vec<ClusterSnapshot> {
-        let clusters = self.clusters.list(|c| !crate::registry::object::is_deleting(c));
+        let clusters = self
+            .clusters
+            .list(|c| !crate::registry::object::is_deleting(c));
         let mut cache = lock(&self.snapshots);
         cache.retain(|name, _| {
             clusters

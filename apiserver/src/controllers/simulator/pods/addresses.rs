@@ -44,7 +44,11 @@ impl Addresses {
 
     /// Seeds `node`'s table with its live Pods' stored addresses: (key,
     /// uid, address). What keys already hold there stays held.
-    pub fn seed(&mut self, node: &str, pods: impl IntoIterator<Item = (ObjectKey, String, Ipv4Addr)>) {
+    pub fn seed(
+        &mut self,
+        node: &str,
+        pods: impl IntoIterator<Item = (ObjectKey, String, Ipv4Addr)>,
+    ) {
         self.nodes.entry(node.to_owned()).or_default();
         for (key, uid, ip) in pods {
             if !self.nodes.get(node).is_some_and(|t| t.contains_key(&ip)) {
@@ -198,7 +202,10 @@ mod tests {
         let full = 256 - 3;
         let mut b = Addresses::default();
         for i in 0..full {
-            assert!(b.take(&key(&format!("p{i}")), "u", "n1", BASE, 256).is_some());
+            assert!(
+                b.take(&key(&format!("p{i}")), "u", "n1", BASE, 256)
+                    .is_some()
+            );
         }
         assert_eq!(b.take(&key("last"), "u", "n1", BASE, 256), None);
     }

@@ -966,7 +966,8 @@ fn a_status_write_is_told_from_a_change_planning_reads() {
     let mut status = seen.clone();
     status["status"] = json!({"readyReplicas": 2, "observedGeneration": 1});
     status["metadata"]["resourceVersion"] = json!("999");
-    status["metadata"]["managedFields"] = json!([{"manager": "kube-controller-manager", "subresource": "status"}]);
+    status["metadata"]["managedFields"] =
+        json!([{"manager": "kube-controller-manager", "subresource": "status"}]);
     assert!(status_only_change(&seen, &status));
     // Without any status before, too.
     let mut bare = seen.clone();
