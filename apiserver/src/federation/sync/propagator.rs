@@ -224,7 +224,29 @@ async fn follow_kind(shared: Arc<Shared>, kind: usize) {
             return;
         }
         match notice {
-            Some(Notice::Applied(o) | Notice::Deleted(o)) => {
+            Some(Notice::Applied(o)) => {
+                let id = ObjId {
+                    kind,
+                    key: ObjectKey::of(&o),
+                };
+                // A status write (the recorder's own, mostly) changes no
+                // plan, and nothing the recorder has not seen.
+                if shared
+                    .plan(&id)
+                    .and_then(|p| p.source.clone())
+                    .is_some_and(|planned| {
+                        object::uid(&planned) == object::uid(&o)
+                            && super::plan::status_only_change(&planned, &o)
+                    })
+                {
+                    continue;
+                }
+                if Some(kind) == namespaces {
+                    enqueue_namespace(&shared, &id.key.name);
+                }
+                shared.objects.add(id);
+            }
+            Some(Notice::Deleted(o)) => {
                 let key = ObjectKey::of(&o);
                 if Some(kind) == namespaces {
                     enqueue_namespace(&shared, &key.name);
@@ -523,6 +545,7 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), crate::status::A
         }
         let plan = Plan {
             uid: String::new(),
+            source: None,
             generation: 0,
             policy: default_policy(),
             copies: holders
@@ -576,6 +599,7 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), crate::status::A
             .collect();
         let plan = Plan {
             uid,
+            source: Some(obj.clone()),
             generation,
             policy,
             copies,
@@ -595,6 +619,7 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), crate::status::A
                 .any(|f| f == ORPHAN_FINALIZER);
         let plan = Plan {
             uid,
+            source: Some(obj.clone()),
             generation,
             policy,
             copies: holders
@@ -726,6 +751,7 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), crate::status::A
     }
     let plan = Plan {
         uid,
+        source: Some(obj.clone()),
         generation,
         policy,
         copies,

@@ -139,6 +139,10 @@ pub enum Desired {
 pub struct Plan {
     /// The federated object's uid.
     pub uid: String,
+    /// The version of the federated object this plan was made from
+    /// (`None` once it is gone): a later version that differs only in its
+    /// status plans the same ([`super::plan::status_only_change`]).
+    pub source: Option<Arc<Value>>,
     /// Its `metadata.generation`.
     pub generation: i64,
     /// Conflict and drift policies.
