@@ -104,6 +104,23 @@ fn jsonpath(k: &Path, m: &Member, ns: &str, what: &str, path: &str) -> String {
     )
 }
 
+/// `kubectl wait --for=condition=Ready pod/<pod>` (20 s); its output.
+fn wait_ready(k: &Path, m: &Member, ns: &str, pod: &str) -> String {
+    let target = format!("pod/{pod}");
+    ok(
+        k,
+        &m.server,
+        &[
+            "wait",
+            "--for=condition=Ready",
+            &target,
+            "-n",
+            ns,
+            "--timeout=20s",
+        ],
+    )
+}
+
 fn namespace(k: &Path, m: &Member, ns: &str) {
     ok(k, &m.server, &["create", "namespace", ns]);
 }
@@ -199,18 +216,7 @@ async fn pods_are_scheduled_run_and_become_ready() {
         // A bare Pod: bound, Running with an IP from its Node, then Ready.
         let out = ok(k, &m.server, &["run", "web", "--image=nginx", "-n", &ns]);
         assert_eq!(out, "pod/web created\n");
-        let out = ok(
-            k,
-            &m.server,
-            &[
-                "wait",
-                "--for=condition=Ready",
-                "pod/web",
-                "-n",
-                &ns,
-                "--timeout=20s",
-            ],
-        );
+        let out = wait_ready(k, &m, &ns, "web");
         assert_eq!(out, "pod/web condition met\n");
         let table = ok(
             k,
@@ -275,18 +281,7 @@ async fn pods_are_scheduled_run_and_become_ready() {
         // Capacity is real: fill sim-node-0, the next Pod waits, and runs
         // once the first is deleted.
         m.create(k, &ns, &pod("fill", Some("1500m"), Some("sim-node-0"), &[]));
-        ok(
-            k,
-            &m.server,
-            &[
-                "wait",
-                "--for=condition=Ready",
-                "pod/fill",
-                "-n",
-                &ns,
-                "--timeout=20s",
-            ],
-        );
+        wait_ready(k, &m, &ns, "fill");
         m.create(k, &ns, &pod("next", Some("1"), Some("sim-node-0"), &[]));
         let why = eventually("next to be unschedulable", Duration::from_secs(10), || {
             let r = jsonpath(
@@ -304,18 +299,7 @@ async fn pods_are_scheduled_run_and_become_ready() {
         );
         let out = ok(k, &m.server, &["delete", "pod", "fill", "-n", &ns]);
         assert!(out.starts_with("pod \"fill\" deleted"), "{out}");
-        ok(
-            k,
-            &m.server,
-            &[
-                "wait",
-                "--for=condition=Ready",
-                "pod/next",
-                "-n",
-                &ns,
-                "--timeout=20s",
-            ],
-        );
+        wait_ready(k, &m, &ns, "next");
         assert_eq!(
             jsonpath(k, &m, &ns, "pod/next", "{.spec.nodeName}"),
             "sim-node-0"
@@ -450,18 +434,7 @@ async fn pods_are_scheduled_run_and_become_ready() {
         let mut held = pod("held", None, None, &[]);
         held["metadata"]["finalizers"] = json!(["example.com/hold"]);
         m.create(k, &ns, &held);
-        ok(
-            k,
-            &m.server,
-            &[
-                "wait",
-                "--for=condition=Ready",
-                "pod/held",
-                "-n",
-                &ns,
-                "--timeout=20s",
-            ],
-        );
+        wait_ready(k, &m, &ns, "held");
         ok(
             k,
             &m.server,
@@ -953,18 +926,7 @@ async fn a_niced_simulator_runs_on_threads_of_its_own() {
         &m.server,
         &["run", "web", "--image=nginx", "-n", "niced"],
     );
-    let out = ok(
-        k,
-        &m.server,
-        &[
-            "wait",
-            "--for=condition=Ready",
-            "pod/web",
-            "-n",
-            "niced",
-            "--timeout=20s",
-        ],
-    );
+    let out = wait_ready(k, &m, "niced", "web");
     assert_eq!(out, "pod/web condition met\n");
     let pid = m.server.pid().expect("the member's pid");
     let threads = thread_niceness(pid);
