@@ -27,7 +27,8 @@ struct State<K> {
     queue: VecDeque<K>,
     dirty: HashSet<K>,
     processing: HashSet<K>,
-    delayed: HashMap<K, Instant>,
+    /// Each delayed key's entry in `due`, so it is found without a scan.
+    delayed: HashMap<K, (Instant, u64)>,
     due: BTreeMap<(Instant, u64), K>,
     seq: u64,
     failures: HashMap<K, u32>,
@@ -86,8 +87,8 @@ impl<K: Clone + Eq + Hash> WorkQueue<K> {
     }
 
     fn add_locked(s: &mut State<K>, key: K) {
-        if let Some(at) = s.delayed.remove(&key) {
-            s.due.retain(|(t, _), k| !(*t == at && *k == key));
+        if let Some(entry) = s.delayed.remove(&key) {
+            s.due.remove(&entry);
         }
         if s.dirty.contains(&key) {
             return;
@@ -110,16 +111,15 @@ impl<K: Clone + Eq + Hash> WorkQueue<K> {
             return;
         }
         match s.delayed.get(&key) {
-            Some(current) if *current <= at => return,
-            Some(current) => {
-                let current = *current;
-                s.due.retain(|(t, _), k| !(*t == current && *k == key));
+            Some((current, _)) if *current <= at => return,
+            Some(&entry) => {
+                s.due.remove(&entry);
             }
             None => {}
         }
         s.seq += 1;
         let seq = s.seq;
-        s.delayed.insert(key.clone(), at);
+        s.delayed.insert(key.clone(), (at, seq));
         s.due.insert((at, seq), key);
         drop(s);
         self.notify.notify_one();
@@ -281,6 +281,30 @@ mod tests {
                 .await
                 .is_err(),
             "superseded delays do not fire"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_key_queued_now_leaves_the_others_delays_alone() {
+        let q = WorkQueue::new();
+        let start = Instant::now();
+        for (k, s) in [("a", 5), ("b", 5), ("c", 2), ("d", 9)] {
+            q.add_after(k, Duration::from_secs(s));
+        }
+        // Moved earlier, and queued now: only their own entries go.
+        q.add_after("d", Duration::from_secs(3));
+        q.add("a");
+        let mut seen = Vec::new();
+        for _ in 0..4 {
+            let item = q.next().await;
+            seen.push((*item.key(), start.elapsed().as_secs()));
+        }
+        assert_eq!(seen, [("a", 0), ("c", 2), ("d", 3), ("b", 5)]);
+        assert!(
+            tokio::time::timeout(Duration::from_secs(60), q.next())
+                .await
+                .is_err(),
+            "no key comes twice"
         );
     }
 
