@@ -123,24 +123,19 @@ impl Sim {
 /// down.
 pub fn spawn_all(registry: &Registry, config: &SimConfig) {
     let sim = Sim::new(registry, config);
-    let spawn =
-        |task: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>| match runtime(
-            config.nice,
-        ) {
-            Some(rt) => drop(rt.spawn(task)),
-            None => drop(tokio::spawn(task)),
-        };
-    spawn(Box::pin(nodes::run(sim.clone())));
-    spawn(Box::pin(scheduler::run(sim.clone())));
-    spawn(Box::pin(pods::run(sim.clone())));
-    spawn(Box::pin(endpoints::run(sim.clone())));
-    spawn(Box::pin(loadbalancer::run(sim.clone())));
-    spawn(Box::pin(replicaset::run(sim.clone())));
-    spawn(Box::pin(deployment::run(sim.clone())));
-    spawn(Box::pin(statefulset::run(sim.clone())));
-    spawn(Box::pin(daemonset::run(sim.clone())));
-    spawn(Box::pin(job::run(sim.clone())));
-    spawn(Box::pin(cronjob::run(sim.clone())));
+    let rt =
+        runtime(config.nice).map_or_else(tokio::runtime::Handle::current, |rt| rt.handle().clone());
+    rt.spawn(nodes::run(sim.clone()));
+    rt.spawn(scheduler::run(sim.clone()));
+    rt.spawn(pods::run(sim.clone()));
+    rt.spawn(endpoints::run(sim.clone()));
+    rt.spawn(loadbalancer::run(sim.clone()));
+    rt.spawn(replicaset::run(sim.clone()));
+    rt.spawn(deployment::run(sim.clone()));
+    rt.spawn(statefulset::run(sim.clone()));
+    rt.spawn(daemonset::run(sim.clone()));
+    rt.spawn(job::run(sim.clone()));
+    rt.spawn(cronjob::run(sim.clone()));
 }
 
 /// The simulator's own runtime when `nice` is above 0 (`--sim-nice`):

@@ -32,7 +32,7 @@ use crate::registry::object;
 /// How a member watch event's object differs from the cached copy.
 enum Change {
     /// The very version cached (the answer to this syncer's own write).
-    None,
+    Same,
     /// Only its status: recorded, not synced.
     Status,
     /// Anything else: synced and recorded.
@@ -189,7 +189,7 @@ impl ClusterSyncer {
         };
         let rv = object::meta_str(seen, "resourceVersion");
         if rv.is_some() && rv == object::meta_str(obj, "resourceVersion") {
-            Change::None
+            Change::Same
         } else if super::plan::status_only_change(seen, obj) {
             Change::Status
         } else {
@@ -388,7 +388,7 @@ async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>,
                         s.remember(&id, Some(o));
                         replan_kind(&shared, custom);
                         match change {
-                            Change::None => {}
+                            Change::Same => {}
                             Change::Status => shared.record_status(&id),
                             Change::Other => {
                                 s.queue.add(id.clone());

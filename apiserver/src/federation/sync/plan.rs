@@ -250,33 +250,33 @@ pub fn status_only_change(seen: &Value, new: &Value) -> bool {
     let (Some(a), Some(b)) = (seen.as_object(), new.as_object()) else {
         return false;
     };
-    const META_IGNORED: [&str; 2] = ["resourceVersion", "managedFields"];
-    let keys =
-        |m: &'_ serde_json::Map<String, Value>| m.keys().filter(|k| k.as_str() != "status").count();
-    if keys(a) != keys(b) {
-        return false;
-    }
-    a.iter()
-        .filter(|(k, _)| k.as_str() != "status")
-        .all(|(k, va)| {
-            let Some(vb) = b.get(k) else { return false };
-            if k != "metadata" {
-                return va == vb;
+    same_but(a, b, &["status"], |key, x, y| {
+        match (x.as_object(), y.as_object()) {
+            (Some(ma), Some(mb)) if key == "metadata" => {
+                same_but(ma, mb, &["resourceVersion", "managedFields"], |_, x, y| {
+                    x == y
+                })
             }
-            let (Some(ma), Some(mb)) = (va.as_object(), vb.as_object()) else {
-                return va == vb;
-            };
-            let kept = |m: &'_ serde_json::Map<String, Value>| {
-                m.keys()
-                    .filter(|k| !META_IGNORED.contains(&k.as_str()))
-                    .count()
-            };
-            kept(ma) == kept(mb)
-                && ma
-                    .iter()
-                    .filter(|(k, _)| !META_IGNORED.contains(&k.as_str()))
-                    .all(|(k, v)| mb.get(k) == Some(v))
-        })
+            _ => x == y,
+        }
+    })
+}
+
+/// Whether maps `a` and `b` have the same keys outside `ignored`, with
+/// values that `eq` (given the key) finds equal.
+fn same_but(
+    a: &serde_json::Map<String, Value>,
+    b: &serde_json::Map<String, Value>,
+    ignored: &[&str],
+    eq: impl Fn(&str, &Value, &Value) -> bool,
+) -> bool {
+    let kept = |m: &serde_json::Map<String, Value>| {
+        m.keys().filter(|k| !ignored.contains(&k.as_str())).count()
+    };
+    kept(a) == kept(b)
+        && a.iter()
+            .filter(|(k, _)| !ignored.contains(&k.as_str()))
+            .all(|(k, x)| b.get(k).is_some_and(|y| eq(k, x, y)))
 }
 
 /// `Ok` when `observed` contains `desired` (see [`differences`]); else

@@ -300,10 +300,8 @@ impl Shared {
         clusters
             .iter()
             .map(|c| {
-                let rv = c
-                    .pointer("/metadata/resourceVersion")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
+                let rv =
+                    crate::registry::object::meta_str(c, "resourceVersion").unwrap_or_default();
                 let name = crate::registry::object::name(c);
                 let snapshot = match cache.get(name) {
                     Some((seen, s)) if seen == rv => s.clone(),
