@@ -718,9 +718,8 @@ async fn create_sets_system_fields_and_conflicts_read_as_upstream() {
     let now = api.get(&cm("default", "by-agent")).await.expect(200);
     assert_eq!(now["data"]["a"], "first");
     assert_eq!(rv(&now), rv(&updated));
-    // uid and creationTimestamp survive an update that tries to change them.
+    // creationTimestamp survives an update that tries to change it.
     let mut hijack = now.clone();
-    hijack["metadata"]["uid"] = json!("00000000-0000-4000-8000-000000000000");
     hijack["metadata"]["creationTimestamp"] = json!("2000-01-01T00:00:00Z");
     hijack["data"]["a"] = json!("second");
     let after = api
@@ -732,6 +731,75 @@ async fn create_sets_system_fields_and_conflicts_read_as_upstream() {
         after["metadata"]["creationTimestamp"],
         by_agent["metadata"]["creationTimestamp"]
     );
+    // Another uid in a PUT is a failed precondition (upstream's update
+    // handler makes it one), checked before the resourceVersion; nothing
+    // is written.
+    let uid = by_agent["metadata"]["uid"].as_str().unwrap_or_default();
+    let other = "00000000-0000-4000-8000-000000000000";
+    let mut hijack = after.clone();
+    hijack["metadata"]["uid"] = json!(other);
+    hijack["metadata"]["resourceVersion"] = json!("1");
+    hijack["data"]["a"] = json!("third");
+    let s = api
+        .put(&cm("default", "by-agent"), &hijack)
+        .await
+        .expect_status(409, "Conflict");
+    assert_eq!(
+        message(&s),
+        format!(
+            "Operation cannot be fulfilled on configmaps \"by-agent\": StorageError: invalid object, \
+             Code: 4, Key: /registry/core/configmaps/default/by-agent, ResourceVersion: 0, \
+             AdditionalErrorMsg: Precondition failed: UID in precondition: {other}, \
+             UID in object meta: {uid}"
+        )
+    );
+    // In a patch or an apply it is an immutable field: 422, nothing written.
+    let s = api
+        .merge_patch(
+            &cm("default", "by-agent"),
+            &json!({"metadata": {"uid": other}, "data": {"a": "third"}}),
+        )
+        .await
+        .expect_status(422, "Invalid");
+    assert_eq!(
+        message(&s),
+        format!(
+            "ConfigMap \"by-agent\" is invalid: metadata.uid: Invalid value: \"{other}\": \
+             field is immutable"
+        )
+    );
+    assert_eq!(s["details"]["causes"][0]["field"], "metadata.uid");
+    let apply = |name: &str| {
+        serde_json::to_vec(&json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "uid": other},
+            "data": {"a": "applied"},
+        }))
+        .expect("json")
+    };
+    api.raw(
+        Method::PATCH,
+        &format!("{}?fieldManager=t&force=true", cm("default", "by-agent")),
+        "application/apply-patch+yaml",
+        apply("by-agent"),
+    )
+    .await
+    .expect_status(422, "Invalid");
+    let now = api.get(&cm("default", "by-agent")).await.expect(200);
+    assert_eq!(now["data"]["a"], "second");
+    assert_eq!(rv(&now), rv(&after));
+    // A create takes no uid from its body, an apply that creates neither.
+    let created = api
+        .raw(
+            Method::PATCH,
+            &format!("{}?fieldManager=t", cm("default", "applied")),
+            "application/apply-patch+yaml",
+            apply("applied"),
+        )
+        .await
+        .expect(201);
+    assert!(is_uuid_v4(created["metadata"]["uid"].as_str().unwrap_or_default()));
+    assert_ne!(created["metadata"]["uid"], other);
     // Updating or deleting what does not exist.
     let s = api
         .put(

@@ -648,6 +648,24 @@ impl Registry {
             }
             Err(e) => return Err(store_error(e)),
         };
+        let old = Registry::decode(&current)?;
+        // Upstream's update handler makes a uid in the body a storage
+        // precondition, checked before the resourceVersion.
+        if let Some(sent) = meta_str(&obj, "uid").filter(|u| !u.is_empty())
+            && sent != object::uid(&old)
+        {
+            return Err(ApiError::conflict(
+                res.group,
+                res.plural,
+                name,
+                &format!(
+                    "StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, \
+                     AdditionalErrorMsg: Precondition failed: UID in precondition: {sent}, \
+                     UID in object meta: {}",
+                    object::uid(&old)
+                ),
+            ));
+        }
         if let Some(rv) = expected
             && rv != current.mod_revision
         {
@@ -658,7 +676,6 @@ impl Registry {
                 ApiError::MODIFIED,
             ));
         }
-        let old = Registry::decode(&current)?;
         self.finish_update(res, ns, name, obj, &old, current.mod_revision, target, opts)
             .await
     }
@@ -750,6 +767,23 @@ impl Registry {
         let namespace = meta_str(old, "namespace").unwrap_or("").to_string();
         if opts.requester.is_some() {
             custom::guard_federation(res, &name)?;
+        }
+        // An empty uid takes the stored one; another one is refused, as
+        // upstream's common update validation does (a patch or apply that
+        // names a uid is thereby a precondition: no write, a 422).
+        if let Some(sent) = meta_str(&obj, "uid").filter(|u| !u.is_empty())
+            && sent != object::uid(old)
+        {
+            return Err(ApiError::invalid(
+                res.group,
+                res.kind,
+                &name,
+                vec![Cause::invalid(
+                    "metadata.uid",
+                    format!("{sent:?}"),
+                    "field is immutable",
+                )],
+            ));
         }
         let admission = admit::Request {
             res,

@@ -437,6 +437,7 @@ async fn work_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>) 
             Ok(()) => drop(item),
             Err(Retry::Soon) => item.retry(),
             Err(Retry::After(d)) => item.requeue_after(d),
+            Err(Retry::Look) => item.retry(),
         }
     }
 }
@@ -447,6 +448,10 @@ enum Retry {
     Soon,
     /// After this delay (a refusal that will not change soon).
     After(Duration),
+    /// The member refused a create-only apply: it holds an object of that
+    /// name the syncer did not see; sync again after reading it. Never
+    /// leaves [`ClusterSyncer::sync`].
+    Look,
 }
 
 impl ClusterSyncer {
@@ -484,7 +489,24 @@ impl ClusterSyncer {
         }
     }
 
+    /// Syncs one object's copy on this cluster.
+    ///
+    /// A copy the member watch has not shown is created without reading
+    /// the member first: a create-only apply (see [`MemberApi::apply_new`]).
+    /// When the member refuses it, it holds an object of that name (a
+    /// foreign one, or a copy the watch has not delivered yet), so the
+    /// object is read and the sync planned again from what it is, as
+    /// `Abort`, `Adopt` and `Overwrite` need.
     async fn sync(&self, shared: &Shared, id: &ObjId) -> Result<(), Retry> {
+        match self.sync_pass(shared, id, false).await {
+            Err(Retry::Look) => self.sync_pass(shared, id, true).await,
+            other => other,
+        }
+    }
+
+    /// One pass of [`ClusterSyncer::sync`]; `look`: read the member's
+    /// object when the watch has not shown it (else create only).
+    async fn sync_pass(&self, shared: &Shared, id: &ObjId, look: bool) -> Result<(), Retry> {
         let Some(res) = shared.kinds.get(id.kind).map(|k| k.res.clone()) else {
             return Ok(());
         };
@@ -498,7 +520,7 @@ impl ClusterSyncer {
             uid: uid.clone(),
         };
         let mut observed = self.copy_of(id).map(|o| (*o).clone());
-        if observed.is_none() && matches!(desired, Desired::Copy(_)) {
+        if look && observed.is_none() && matches!(desired, Desired::Copy(_)) {
             match self.api.get(&res, &id.key.namespace, &id.key.name).await {
                 Ok(o) => observed = o,
                 Err(e) => {
@@ -539,7 +561,17 @@ impl ClusterSyncer {
                     );
                     return Err(Retry::Soon);
                 }
-                self.api.apply(&res, body, force).await.map(Some)
+                match action {
+                    Action::Create if !look && !uid.is_empty() => {
+                        match self.api.apply_new(&res, body, &uid).await {
+                            Err(e) if matches!(e.code(), Some(409 | 422)) => {
+                                return Err(Retry::Look);
+                            }
+                            other => other.map(Some),
+                        }
+                    }
+                    _ => self.api.apply(&res, body, force).await.map(Some),
+                }
             }
             Action::Replace => {
                 let Desired::Copy(body) = &desired else {

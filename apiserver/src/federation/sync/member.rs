@@ -167,6 +167,26 @@ impl MemberApi {
         .await
     }
 
+    /// Create-only server-side apply of `body`: the body names
+    /// `guard_uid` (the federated object's uid, which no member object
+    /// has) as its `metadata.uid`. A create takes no uid from its body, so
+    /// a member without the object creates it as [`MemberApi::apply`]
+    /// would; a member with one refuses the apply (uid is immutable: 422,
+    /// or 409 as a precondition) and writes nothing. One request where
+    /// a read and an apply were two.
+    pub async fn apply_new(
+        &self,
+        res: &ResourceInfo,
+        body: &Value,
+        guard_uid: &str,
+    ) -> Result<Value, CallError> {
+        let mut guarded = body.clone();
+        if let Some(m) = guarded.get_mut("metadata").and_then(Value::as_object_mut) {
+            m.insert("uid".into(), Value::from(guard_uid));
+        }
+        self.apply(res, &guarded, false).await
+    }
+
     /// PUT of `body` (which carries the resourceVersion it replaces).
     pub async fn replace(&self, res: &ResourceInfo, body: &Value) -> Result<Value, CallError> {
         let ns = crate::registry::object::namespace(body);
