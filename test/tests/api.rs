@@ -798,7 +798,9 @@ async fn create_sets_system_fields_and_conflicts_read_as_upstream() {
         )
         .await
         .expect(201);
-    assert!(is_uuid_v4(created["metadata"]["uid"].as_str().unwrap_or_default()));
+    assert!(is_uuid_v4(
+        created["metadata"]["uid"].as_str().unwrap_or_default()
+    ));
     assert_ne!(created["metadata"]["uid"], other);
     // Updating or deleting what does not exist.
     let s = api

@@ -245,13 +245,46 @@ async fn weighted_split(f: &Federation, k: &Path, k_old: &Path) {
     let p = cli::get_json(
         &k,
         fed,
-        &["get", "placement", "deployment-web", "-n", "default"],
+        &[
+            "get",
+            "placement",
+            "deployment-web",
+            "-n",
+            "default",
+            "--show-managed-fields",
+        ],
     );
     let decision = &p["status"]["decision"];
     assert_eq!(decision["scheduling"], "Divided", "{p:#}");
     assert_eq!(
         decision["clusters"],
         json!([{"name": "ap", "replicas": 0}, {"name": "eu", "replicas": 4}, {"name": "us", "replicas": 2}]),
+        "{p:#}"
+    );
+    // The syncer owns the Placement's spec and, through the status
+    // subresource, its status (it was created with its status, one write).
+    let owned: Vec<(String, String)> = p["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["manager"] == "skein-syncer")
+        .map(|e| {
+            let sub = e["subresource"].as_str().unwrap_or("");
+            let top: Vec<&str> = e["fieldsV1"]
+                .as_object()
+                .into_iter()
+                .flat_map(|m| m.keys().map(String::as_str))
+                .filter(|k| k.starts_with("f:"))
+                .collect();
+            (sub.to_owned(), top.join(","))
+        })
+        .collect();
+    assert_eq!(
+        owned,
+        [
+            (String::new(), "f:metadata,f:spec".to_owned()),
+            ("status".to_owned(), "f:status".to_owned())
+        ],
         "{p:#}"
     );
 }

@@ -56,6 +56,11 @@ pub struct WriteOptions {
     /// Who asked, for strategies that record it (a
     /// CertificateSigningRequest's `spec.username`, `uid` and `groups`).
     pub requester: Option<Requester>,
+    /// In-process writers only (never set from a request): a create keeps
+    /// the `status` it carries, as a create followed by a status update
+    /// would leave the object, in one write; managedFields record the
+    /// status as the manager's through the `status` subresource.
+    pub keep_status: bool,
 }
 
 /// The authenticated user behind a write, as the registry sees it.
@@ -532,10 +537,31 @@ impl Registry {
             if res.group == "batch" && res.plural == "jobs" {
                 skein_admission::defaults::job_selector(&mut obj);
             }
+            let keep_status = opts.keep_status && res.status;
+            let status = keep_status.then(|| obj.get("status").cloned()).flatten();
             strategy::prepare_for_create(res, &mut obj, opts.requester.as_ref());
+            if let (Some(st), Some(m)) = (status, obj.as_object_mut()) {
+                m.insert("status".into(), st);
+            }
             admit::validate(&self.admission, &admission, &mut obj)?;
             if !opts.keep_managed_fields {
+                let status = keep_status
+                    .then(|| obj.as_object_mut().and_then(|m| m.remove("status")))
+                    .flatten();
                 managed::record_update(&mut obj, None, res, &opts.field_manager, None);
+                if let Some(st) = status {
+                    let main = obj.clone();
+                    if let Some(m) = obj.as_object_mut() {
+                        m.insert("status".into(), st);
+                    }
+                    managed::record_update(
+                        &mut obj,
+                        Some(&main),
+                        res,
+                        &opts.field_manager,
+                        Some("status"),
+                    );
+                }
             }
 
             if res.namespaced {

@@ -253,6 +253,7 @@ async fn write_placement(
                 "apiVersion": res.api_version, "kind": res.kind,
                 "name": object::name(obj), "uid": object::uid(obj),
             }},
+            "status": status,
         });
         let mut placement = placement;
         if let Some(m) = placement
@@ -264,8 +265,15 @@ async fn write_placement(
         let placement = pres
             .normalize(placement)
             .map_err(|e| crate::status::ApiError::internal(e.to_string()))?;
-        match shared.registry.create(&pres, &ns, placement, &opts()).await {
-            Ok(_) => {}
+        // Created with its status: one write, not a create and a status
+        // update.
+        let create = WriteOptions {
+            keep_status: true,
+            ..opts()
+        };
+        match shared.registry.create(&pres, &ns, placement, &create).await {
+            Ok(_) => return Ok(()),
+            // Made by an earlier record the informer has not shown yet.
             Err(e) if e.code().as_u16() == 409 => {}
             Err(e) => return Err(e),
         }
