@@ -132,7 +132,12 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         }
     };
     let accounts = crate::controllers::account_cache::AccountCache::new();
-    let admission = crate::admission::with_service_accounts(admission, accounts.clone());
+    let mut admission = crate::admission::with_service_accounts(admission, accounts.clone());
+    let cleanup_finalizer = (config.role == Role::ControlPlane).then(|| {
+        let plugin = crate::federation::sync::finalizer::CleanupFinalizer::new();
+        admission.chain = std::mem::take(&mut admission.chain).with_mutator(plugin.clone());
+        plugin
+    });
     // One set of watch caches for every registry of the process.
     let cacher = config.watch_cache.then(|| {
         crate::registry::cache::Cacher::new(
@@ -161,6 +166,9 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         ));
     }
     let state = AppState::with_registry(store.clone(), registry);
+    if let Some(plugin) = &cleanup_finalizer {
+        plugin.follow_clusters(&state.registry);
+    }
     // Addresses that stored Services hold are taken before anything is served.
     if let Some(services) = crate::registry::resource::find("", "v1", "services") {
         match state.registry.all_of(&services).await {

@@ -137,6 +137,35 @@ async fn weighted_split(f: &Federation, k: &Path, k_old: &Path) {
     let stored = cli::kubectl(&k, fed, &["get", "deployment", "web", "-n", "default"]);
     assert!(!stored.status.success(), "the dry run stored nothing");
     apply(&k, fed, "web", &[web]);
+    // It was created with the cleanup finalizer (admission), so the syncer
+    // never had to add it by an update of its own.
+    let created = cli::get_json(
+        &k,
+        fed,
+        &[
+            "get",
+            "deployment",
+            "web",
+            "-n",
+            "default",
+            "--show-managed-fields",
+        ],
+    );
+    assert!(
+        created["metadata"]["finalizers"]
+            .as_array()
+            .is_some_and(|f| f.iter().any(|x| x == "federation.skein.io/cleanup")),
+        "{created:#}"
+    );
+    let syncer_finalizers = created["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|e| {
+            e["manager"] == "skein-syncer"
+                && e["fieldsV1"]["f:metadata"].get("f:finalizers").is_some()
+        });
+    assert!(!syncer_finalizers, "{created:#}");
     let split = eventually(
         fed,
         Duration::from_secs(30),

@@ -8,6 +8,7 @@
 //! copy and the member's object). The workers around them are thin.
 
 pub mod cluster;
+pub mod finalizer;
 pub mod kinds;
 pub mod member;
 pub mod plan;

@@ -5,7 +5,9 @@
 //!
 //! Contract:
 //! - An object that propagates carries [`super::CLEANUP_FINALIZER`] before
-//!   any copy of it is made; the recorder removes it once no copy is left.
+//!   any copy of it is made (most get it as they are created, from
+//!   [`super::finalizer`]; the propagator adds it to the others); the
+//!   recorder removes it once no copy is left.
 //! - Every change of an object, of its Namespace's defaults or of any
 //!   Cluster re-plans the objects concerned; plans are pure functions of
 //!   what the informers hold (plus the previous decision, for
