@@ -39,6 +39,15 @@ enum Change {
     Other,
 }
 
+/// What the watch saw of an object while a sync of it ran.
+#[derive(Default)]
+struct Pass {
+    /// The `resourceVersion` the sync's own last write answered with.
+    wrote: Option<String>,
+    /// The watch told of a change (cached, not queued).
+    missed: bool,
+}
+
 /// One member's syncer. See the module documentation.
 pub struct ClusterSyncer {
     /// The Cluster's name.
@@ -50,6 +59,10 @@ pub struct ClusterSyncer {
     cache: RwLock<std::collections::HashMap<ObjId, Arc<Value>>>,
     queue: WorkQueue<ObjId>,
     namespaces: Mutex<HashSet<String>>,
+    /// The objects being synced now. A watch event of one is only cached:
+    /// most are the answer to the sync's own write, arriving before its
+    /// response; the sync's end looks whether it missed anything else.
+    syncing: Mutex<std::collections::HashMap<ObjId, Pass>>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
     /// How many resources' copies have been listed at least once.
     listed: std::sync::atomic::AtomicUsize,
@@ -84,6 +97,7 @@ impl ClusterSyncer {
             cache: RwLock::default(),
             queue: WorkQueue::new(),
             namespaces: Mutex::default(),
+            syncing: Mutex::default(),
             tasks: Mutex::default(),
             listed: std::sync::atomic::AtomicUsize::new(0),
             watched: Mutex::new(0),
@@ -390,6 +404,7 @@ async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>,
                         match change {
                             Change::Same => {}
                             Change::Status => shared.record_status(&id),
+                            Change::Other if s.missed_by_sync(&id) => {}
                             Change::Other => {
                                 s.queue.add(id.clone());
                                 shared.record(&id);
@@ -497,10 +512,43 @@ impl ClusterSyncer {
     /// foreign one, or a copy the watch has not delivered yet), so the
     /// object is read and the sync planned again from what it is, as
     /// `Abort`, `Adopt` and `Overwrite` need.
+    ///
+    /// A change the watch told of meanwhile is synced again afterwards,
+    /// unless it is the version the sync's own write left.
     async fn sync(&self, shared: &Shared, id: &ObjId) -> Result<(), Retry> {
-        match self.sync_pass(shared, id, false).await {
+        self.lock_syncing().insert(id.clone(), Pass::default());
+        let result = match self.sync_pass(shared, id, false).await {
             Err(Retry::Look) => self.sync_pass(shared, id, true).await,
             other => other,
+        };
+        let pass = self.lock_syncing().remove(id).unwrap_or_default();
+        if pass.missed {
+            let now = self
+                .copy_of(id)
+                .and_then(|c| object::meta_str(&c, "resourceVersion").map(str::to_owned));
+            if pass.wrote.is_none() || now != pass.wrote {
+                self.queue.add(id.clone());
+                shared.record(id);
+            }
+        }
+        result
+    }
+
+    fn lock_syncing(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<ObjId, Pass>> {
+        self.syncing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Whether a sync of `id` runs now; if so, it is told the watch saw a
+    /// change.
+    fn missed_by_sync(&self, id: &ObjId) -> bool {
+        match self.lock_syncing().get_mut(id) {
+            Some(pass) => {
+                pass.missed = true;
+                true
+            }
+            None => false,
         }
     }
 
@@ -519,10 +567,10 @@ impl ClusterSyncer {
             applied_generation: applied,
             uid: uid.clone(),
         };
-        let mut observed = self.copy_of(id).map(|o| (*o).clone());
+        let mut observed: Option<Arc<Value>> = self.copy_of(id);
         if look && observed.is_none() && matches!(desired, Desired::Copy(_)) {
             match self.api.get(&res, &id.key.namespace, &id.key.name).await {
-                Ok(o) => observed = o,
+                Ok(o) => observed = o.map(Arc::new),
                 Err(e) => {
                     shared.set_copy_state(
                         id,
@@ -538,7 +586,7 @@ impl ClusterSyncer {
             Desired::Absent | Desired::Unrenderable(_) => PlanDesired::Absent,
             Desired::Orphaned => PlanDesired::Orphaned,
         };
-        let action = plan::plan(plan_desired, observed.as_ref(), &uid, policy);
+        let action = plan::plan(plan_desired, observed.as_deref(), &uid, policy);
         if let Desired::Unrenderable(msg) = &desired {
             shared.set_copy_state(id, &self.name, state(State::Failed, msg.clone(), None));
             if !matches!(action, Action::Delete) {
@@ -580,7 +628,7 @@ impl ClusterSyncer {
                 let mut body = (**body).clone();
                 if let (Some(m), Some(o)) = (
                     body.get_mut("metadata").and_then(Value::as_object_mut),
-                    observed.as_ref(),
+                    observed.as_deref(),
                 ) {
                     m.insert(
                         "resourceVersion".into(),
@@ -593,7 +641,10 @@ impl ClusterSyncer {
                 if let Desired::Copy(copy) = &desired {
                     // Drift left alone (Ignore) must not hold back the
                     // rest of the copy.
-                    if let Err(e) = self.apply_around_drift(&res, copy, observed.as_ref()).await {
+                    if let Err(e) = self
+                        .apply_around_drift(&res, copy, observed.as_deref())
+                        .await
+                    {
                         shared.set_copy_state(
                             id,
                             &self.name,
@@ -661,7 +712,9 @@ impl ClusterSyncer {
             }
             Action::Drifted { path, manager } => {
                 if let Desired::Copy(copy) = &desired
-                    && let Err(e) = self.apply_around_drift(&res, copy, observed.as_ref()).await
+                    && let Err(e) = self
+                        .apply_around_drift(&res, copy, observed.as_deref())
+                        .await
                 {
                     tracing::debug!(cluster = self.name, error = %e, "applying around drift failed");
                 }
@@ -679,6 +732,9 @@ impl ClusterSyncer {
         };
         match result {
             Ok(Some(obj)) => {
+                if let Some(pass) = self.lock_syncing().get_mut(id) {
+                    pass.wrote = object::meta_str(&obj, "resourceVersion").map(str::to_owned);
+                }
                 self.remember(id, Some(obj));
                 shared.set_copy_state(
                     id,
