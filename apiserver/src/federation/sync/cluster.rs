@@ -63,6 +63,11 @@ pub struct ClusterSyncer {
     /// most are the answer to the sync's own write, arriving before its
     /// response; the sync's end looks whether it missed anything else.
     syncing: Mutex<std::collections::HashMap<ObjId, Pass>>,
+    /// Per object, the copy this syncer last applied and the
+    /// `resourceVersion` the member answered with: while the member holds
+    /// that very version and the plan still wants that copy, a sync has
+    /// nothing to do and need not compare them field by field.
+    written: Mutex<std::collections::HashMap<ObjId, (Arc<Value>, String)>>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
     /// How many resources' copies have been listed at least once.
     listed: std::sync::atomic::AtomicUsize,
@@ -98,6 +103,7 @@ impl ClusterSyncer {
             queue: WorkQueue::new(),
             namespaces: Mutex::default(),
             syncing: Mutex::default(),
+            written: Mutex::default(),
             tasks: Mutex::default(),
             listed: std::sync::atomic::AtomicUsize::new(0),
             watched: Mutex::new(0),
@@ -227,8 +233,34 @@ impl ClusterSyncer {
             }
             _ => {
                 cache.remove(id);
+                drop(cache);
+                self.lock_written().remove(id);
             }
         }
+    }
+
+    fn lock_written(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<ObjId, (Arc<Value>, String)>> {
+        self.written
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Whether the member holds the version this syncer's last write of
+    /// `desired` left (then the copy is as desired). Keeps `desired` for
+    /// the next time (a re-plan renders an equal copy anew).
+    fn holds_own_write(&self, id: &ObjId, desired: &Arc<Value>, observed: &Value) -> bool {
+        let mut written = self.lock_written();
+        let Some((copy, rv)) = written.get_mut(id) else {
+            return false;
+        };
+        let same = object::meta_str(observed, "resourceVersion") == Some(rv.as_str())
+            && (Arc::ptr_eq(copy, desired) || **copy == **desired);
+        if same {
+            *copy = desired.clone();
+        }
+        same
     }
 }
 
@@ -581,6 +613,16 @@ impl ClusterSyncer {
                 }
             }
         }
+        if let (Desired::Copy(copy), Some(o)) = (&desired, observed.as_deref())
+            && self.holds_own_write(id, copy, o)
+        {
+            shared.set_copy_state(
+                id,
+                &self.name,
+                state(State::Applied, String::new(), Some(generation)),
+            );
+            return Ok(());
+        }
         let plan_desired = match &desired {
             Desired::Copy(v) => PlanDesired::Copy(v),
             Desired::Absent | Desired::Unrenderable(_) => PlanDesired::Absent,
@@ -732,8 +774,19 @@ impl ClusterSyncer {
         };
         match result {
             Ok(Some(obj)) => {
+                let rv = object::meta_str(&obj, "resourceVersion").map(str::to_owned);
                 if let Some(pass) = self.lock_syncing().get_mut(id) {
-                    pass.wrote = object::meta_str(&obj, "resourceVersion").map(str::to_owned);
+                    pass.wrote = rv.clone();
+                }
+                match (&desired, rv) {
+                    (Desired::Copy(copy), Some(rv))
+                        if matches!(action, Action::Create | Action::Apply { .. }) =>
+                    {
+                        self.lock_written().insert(id.clone(), (copy.clone(), rv));
+                    }
+                    _ => {
+                        self.lock_written().remove(id);
+                    }
                 }
                 self.remember(id, Some(obj));
                 shared.set_copy_state(
