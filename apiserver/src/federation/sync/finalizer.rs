@@ -27,7 +27,7 @@ use skein_admission::{Attributes, Denial, Mutate, Operation};
 
 use super::kinds;
 use crate::controllers::informer::Informer;
-use crate::registry::{Registry, resource};
+use crate::registry::{Registry, object, resource};
 
 /// The plugin. [`CleanupFinalizer::follow_clusters`] keeps its view of
 /// whether the federation has Clusters.
@@ -86,21 +86,16 @@ pub fn wanted(group: &str, plural: &str, obj: &Value) -> bool {
             .any(|(g, _, p)| *g == group && *p == plural)
         && kinds::stays_on_federation(group, plural, obj).is_none()
         && !control_plane_only(obj)
-        && !object_finalizers(obj).any(|f| f == super::CLEANUP_FINALIZER)
+        && !object::finalizers(obj)
+            .iter()
+            .any(|f| f == super::CLEANUP_FINALIZER)
 }
 
 fn control_plane_only(obj: &Value) -> bool {
-    obj.pointer("/metadata/annotations/skein.io~1control-plane-only")
+    obj.pointer("/metadata/annotations")
+        .and_then(|a| a.get(skein_admission::placement::CONTROL_PLANE_ONLY))
         .and_then(Value::as_str)
         == Some("true")
-}
-
-fn object_finalizers(obj: &Value) -> impl Iterator<Item = &str> {
-    obj.pointer("/metadata/finalizers")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
 }
 
 impl Mutate for CleanupFinalizer {
