@@ -893,15 +893,12 @@ impl Registry {
         // managedFields count: the field manager leaves them untouched when
         // nothing else changed, so a difference there is the client's own
         // (kubectl's and Helm's client-side → server-side apply upgrade).
-        let mut old_cmp = old.clone();
-        let mut new_cmp = new.clone();
-        for o in [&mut old_cmp, &mut new_cmp] {
-            set_meta(o, "resourceVersion", None);
-        }
         // Unless the stored bytes are stale (sealed with an old encryption
         // key): then the write goes through, which is how
         // `kubectl replace` re-encrypts, as upstream.
-        if old_cmp == new_cmp && !self.needs_rewrite(&key, expected, opts.dry_run).await? {
+        if object::same_but_resource_version(old, &new)
+            && !self.needs_rewrite(&key, expected, opts.dry_run).await?
+        {
             let mut out = old.clone();
             set_meta(
                 &mut out,

@@ -37,6 +37,34 @@ pub fn set_meta(obj: &mut Value, field: &str, value: Option<Value>) {
     }
 }
 
+/// Whether `a` and `b` are equal but for `metadata.resourceVersion`,
+/// compared in place (the no-op update check runs on every update; it
+/// copies neither object).
+pub fn same_but_resource_version(a: &Value, b: &Value) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return a == b;
+    };
+    a.len() == b.len()
+        && a.iter().all(|(k, av)| {
+            let Some(bv) = b.get(k) else {
+                return false;
+            };
+            match (k.as_str(), av.as_object(), bv.as_object()) {
+                ("metadata", Some(am), Some(bm)) => {
+                    let fields = |m: &Map<String, Value>| {
+                        m.len() - usize::from(m.contains_key("resourceVersion"))
+                    };
+                    fields(am) == fields(bm)
+                        && am
+                            .iter()
+                            .filter(|(f, _)| f.as_str() != "resourceVersion")
+                            .all(|(f, v)| bm.get(f) == Some(v))
+                }
+                _ => av == bv,
+            }
+        })
+}
+
 /// `metadata.name` ("" if absent).
 pub fn name(obj: &Value) -> &str {
     meta_str(obj, "name").unwrap_or("")
@@ -272,6 +300,26 @@ mod wire {
 #[cfg(test)]
 mod tests {
     use serde_json::json;
+
+    #[test]
+    fn same_but_resource_version_ignores_only_the_resource_version() {
+        use super::same_but_resource_version as same;
+        let a = json!({"metadata": {"name": "a", "resourceVersion": "1"}, "spec": {"x": 1}});
+        let b = json!({"metadata": {"name": "a", "resourceVersion": "2"}, "spec": {"x": 1}});
+        let unset = json!({"metadata": {"name": "a"}, "spec": {"x": 1}});
+        assert!(same(&a, &b));
+        assert!(same(&a, &unset) && same(&unset, &a));
+        let spec = json!({"metadata": {"name": "a", "resourceVersion": "1"}, "spec": {"x": 2}});
+        let label = json!({"metadata": {"name": "a", "resourceVersion": "1", "labels": {}}, "spec": {"x": 1}});
+        let status = json!({"metadata": {"name": "a", "resourceVersion": "1"}, "spec": {"x": 1}, "status": {}});
+        let renamed = json!({"metadata": {"name": "b", "resourceVersion": "1"}, "spec": {"x": 1}});
+        for other in [&spec, &label, &status, &renamed] {
+            assert!(!same(&a, other) && !same(other, &a), "{other}");
+        }
+        // Swapping a field for resourceVersion is a change.
+        let swapped = json!({"metadata": {"name": "a", "uid": "u"}, "spec": {"x": 1}});
+        assert!(!same(&a, &swapped) && !same(&swapped, &a));
+    }
 
     use super::Header;
 

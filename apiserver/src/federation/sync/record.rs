@@ -181,22 +181,25 @@ async fn record(
     // An object placed nowhere keeps the status it has (a federation
     // without members is a plain API server).
     let placed = plan.decision.is_some() && !copies.is_empty();
-    if placed
-        && let Some(new_status) = status::aggregate(&obj, &member_copies)
-        && obj.get("status") != Some(&new_status)
+    let aggregated = if placed {
+        status::aggregate(&obj, &member_copies)
+    } else {
+        None
+    };
+    if let Some(new_status) = &aggregated
+        && obj.get("status") != Some(new_status)
         && res.status
     {
         let ns = object::namespace(&obj).to_owned();
-        super::writes::set_status(&shared.registry, &res, &ns, object::name(&obj), &new_status)
+        super::writes::set_status(&shared.registry, &res, &ns, object::name(&obj), new_status)
             .await?;
     }
-    if res.group == "apps" && res.kind == "Deployment" && placed {
-        let agg = status::aggregate(&obj, &member_copies);
-        if let Some(agg) = agg
-            && let Err(e) = history_status(shared, &obj, &agg).await
-        {
-            tracing::warn!(object = %id.key, error = %e, "updating the history ReplicaSets' statuses failed");
-        }
+    if res.group == "apps"
+        && res.kind == "Deployment"
+        && let Some(agg) = &aggregated
+        && let Err(e) = history_status(shared, &obj, agg).await
+    {
+        tracing::warn!(object = %id.key, error = %e, "updating the history ReplicaSets' statuses failed");
     }
     events(shared, id, &obj, &lines, generation, &reported, memory).await;
     if plan.releasing && holding == 0 && lines.is_empty() {
