@@ -167,11 +167,21 @@ struct Outcome {
     /// Federation CPU seconds over the run, and the run's length.
     cpu_seconds: f64,
     elapsed: f64,
+    /// CPU seconds of every member process over the run (their API
+    /// servers and, when simulating, their simulated workloads).
+    member_cpu_seconds: f64,
     rss_kib: u64,
     hwm_kib: u64,
 }
 
 impl Outcome {
+    /// CPU milliseconds the federation and its members spent per created
+    /// object over the run (until all were ready, or applied when the
+    /// members do not simulate workloads).
+    fn cpu_ms_per_object(&self) -> f64 {
+        1000.0 * (self.cpu_seconds + self.member_cpu_seconds) / self.created.max(1) as f64
+    }
+
     /// Objects per second fanned out: created objects over the time until
     /// all were applied (`None` if some never were).
     fn rate(&self) -> Option<f64> {
@@ -236,6 +246,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             "  all {n} Ready with an inventory after {:.1?}",
             joined.elapsed()
         );
+        let member_pids = members
+            .iter()
+            .map(|m| m.pid().context("a member's pid"))
+            .collect::<anyhow::Result<Vec<u32>>>()?;
         let member_apis = members
             .iter()
             .map(|m| {
@@ -249,6 +263,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 &fed.server,
                 &api,
                 fed_pid,
+                &member_pids,
                 &member_apis,
                 mode,
                 &args,
@@ -303,6 +318,7 @@ async fn run_mode(
     fed: &Server,
     api: &Https,
     fed_pid: u32,
+    member_pids: &[u32],
     member_apis: &[Https],
     mode: Mode,
     args: &Args,
@@ -322,6 +338,7 @@ async fn run_mode(
     let requests_before = member_requests(member_apis).await?;
     let writes_before = store_writes(api).await?;
     let cpu_before = cpu_ticks(fed_pid)?;
+    let member_cpu_before = member_ticks(member_pids)?;
     let t0 = Instant::now();
     let results = submit(api, &ns, args.objects, args.concurrency, args.rate, |i| {
         deployment(
@@ -362,6 +379,7 @@ async fn run_mode(
     }
     let elapsed = t0.elapsed().as_secs_f64();
     let cpu_after = cpu_ticks(fed_pid)?;
+    let member_cpu_after = member_ticks(member_pids)?;
     watcher.abort();
     let requests_after = member_requests(member_apis).await?;
     let writes_after = store_writes(api).await?;
@@ -455,12 +473,18 @@ async fn run_mode(
             .saturating_sub(writes_before.values().sum::<u64>()),
         cpu_seconds: cpu_after.saturating_sub(cpu_before) as f64 / 100.0,
         elapsed,
+        member_cpu_seconds: member_cpu_after.saturating_sub(member_cpu_before) as f64 / 100.0,
         rss_kib: rss,
         hwm_kib: hwm,
     })
 }
 
 /// A small Deployment named `name` in `ns`.
+/// utime + stime of every member process, in clock ticks.
+fn member_ticks(pids: &[u32]) -> anyhow::Result<u64> {
+    pids.iter().map(|&p| cpu_ticks(p)).sum()
+}
+
 fn deployment(name: &str, ns: &str, replicas: u32, annotations: Value) -> Value {
     json!({
         "apiVersion": "apps/v1", "kind": "Deployment",
@@ -828,11 +852,12 @@ fn render(
         w,
         "| members | mode | created | all created (s) | all applied (s) | all ready (s) | \
          fan-out (objects/s) | submit→applied p50 / p99 (s) | member requests / object / member \
-         | federation writes / object | federation CPU (s, share of one CPU) | federation RSS / peak (MiB) |"
+         | federation writes / object | federation CPU (s, share of one CPU) | members' CPU (s) \
+         | CPU / object, federation + members (ms) | federation RSS / peak (MiB) |"
     );
     let _ = writeln!(
         w,
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     );
     for o in outcomes {
         let mut created = o.created.to_string();
@@ -860,7 +885,7 @@ fn render(
         let _ = writeln!(
             w,
             "| {} | {} | {created} | {:.2} | {applied} | {ready} | {} | {} / {} | {per:.2} | \
-             {writes:.1} | {:.1} ({:.0}%) | {:.0} / {:.0} |",
+             {writes:.1} | {:.1} ({:.0}%) | {:.1} | {:.1} | {:.0} / {:.0} |",
             o.members,
             o.mode.name(),
             o.submitted.as_secs_f64(),
@@ -869,6 +894,8 @@ fn render(
             q(0.99),
             o.cpu_seconds,
             100.0 * o.cpu_seconds / o.elapsed.max(1e-9),
+            o.member_cpu_seconds,
+            o.cpu_ms_per_object(),
             o.rss_kib as f64 / 1024.0,
             o.hwm_kib as f64 / 1024.0,
         );
@@ -938,6 +965,24 @@ fn render(
             } else {
                 "MISS"
             }
+        );
+    }
+    // What the machine can sustain: every object costs the federation and
+    // its members this much CPU in all (with simulating members, their
+    // simulated workloads too), and the machine has `nproc` CPUs.
+    let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+    for o in outcomes.iter().filter(|o| o.members == TARGET_MEMBERS) {
+        let per = o.cpu_ms_per_object();
+        let _ = writeln!(
+            w,
+            "| {} members, {}: CPU per object, federation + members, until all {} | {per:.1} ms \
+             (sustainable on {cpus} CPUs: at most {:.0} objects/s) | ≤ {:.1} ms to sustain \
+             {RATE_TARGET:.0}/s | |",
+            o.members,
+            o.mode.name(),
+            if args.no_simulate { "applied" } else { "ready" },
+            cpus as f64 * 1000.0 / per.max(1e-9),
+            cpus as f64 * 1000.0 / RATE_TARGET,
         );
     }
     if !outcomes.iter().any(|o| o.members == TARGET_MEMBERS) {
