@@ -204,8 +204,15 @@ impl Updater<'_> {
             },
         );
         let new = self.prune(merged, managed, last.as_ref());
-        self.update_others(live, &new, managed, manager, force)
-            .map_err(ApplyFailure::Conflicts)?;
+        if managed.entries.keys().any(|id| id != manager) {
+            self.update_others(live, &new, managed, manager, force)
+                .map_err(ApplyFailure::Conflicts)?;
+        } else {
+            // The applier is the only manager (a create, or an object only
+            // it has written): no other entry can conflict or lose fields,
+            // so the comparison of live and new is skipped.
+            managed.entries.retain(|_, e| !e.set.is_empty());
+        }
         if super::fieldpath::value_eq(live, &new) {
             Ok(None)
         } else {
