@@ -242,8 +242,9 @@ pub struct Shared {
     pub clusters: Informer,
     /// Plans by object.
     pub plans: Mutex<HashMap<ObjId, Arc<Plan>>>,
-    /// Copy states by object and cluster.
-    pub copies: Mutex<HashMap<(ObjId, String), CopyState>>,
+    /// Copy states by object, then cluster (so forgetting an object
+    /// touches only its own).
+    pub copies: Mutex<HashMap<ObjId, BTreeMap<String, CopyState>>>,
     /// The running cluster syncers, by Cluster name.
     pub syncers: RwLock<BTreeMap<String, Arc<ClusterSyncer>>>,
     /// Placements and ClusterPlacements on the federation.
@@ -337,14 +338,12 @@ impl Shared {
     /// no Cluster).
     pub fn forget(&self, id: &ObjId) {
         lock(&self.plans).remove(id);
-        lock(&self.copies).retain(|(i, _), _| i != id);
+        lock(&self.copies).remove(id);
     }
 
     /// The copy state of `id` on `cluster`.
     pub fn copy_state(&self, id: &ObjId, cluster: &str) -> Option<CopyState> {
-        lock(&self.copies)
-            .get(&(id.clone(), cluster.to_owned()))
-            .cloned()
+        lock(&self.copies).get(id)?.get(cluster).cloned()
     }
 
     /// Sets the copy state of `id` on `cluster`; tells the recorder when it
@@ -352,9 +351,9 @@ impl Shared {
     pub fn set_copy_state(&self, id: &ObjId, cluster: &str, state: CopyState) {
         let changed = {
             let mut copies = lock(&self.copies);
-            let k = (id.clone(), cluster.to_owned());
-            let changed = copies.get(&k) != Some(&state);
-            copies.insert(k, state);
+            let states = copies.entry(id.clone()).or_default();
+            let changed = states.get(cluster) != Some(&state);
+            states.insert(cluster.to_owned(), state);
             changed
         };
         if changed {
@@ -364,9 +363,16 @@ impl Shared {
 
     /// Drops the copy state of `id` on `cluster` (the copy is gone).
     pub fn clear_copy_state(&self, id: &ObjId, cluster: &str) {
-        let removed = lock(&self.copies)
-            .remove(&(id.clone(), cluster.to_owned()))
-            .is_some();
+        let removed = {
+            let mut copies = lock(&self.copies);
+            let removed = copies
+                .get_mut(id)
+                .is_some_and(|states| states.remove(cluster).is_some());
+            if copies.get(id).is_some_and(BTreeMap::is_empty) {
+                copies.remove(id);
+            }
+            removed
+        };
         if removed {
             self.record(id);
         }
