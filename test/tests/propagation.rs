@@ -461,6 +461,33 @@ async fn overrides_selectors_and_deletion() {
             keep,
         ],
     );
+    // A Namespace's control-plane-only keeps its objects on the
+    // federation, and admission knows it: the object is created without
+    // the cleanup finalizer (no copy will need cleaning up).
+    apply(
+        &k,
+        fed,
+        "ops-ns",
+        &[
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {
+            "name": "ops", "annotations": {"skein.io/control-plane-only": "true"}}}),
+        ],
+    );
+    let mut ops_cm = configmap("ops-local", json!({}));
+    ops_cm["metadata"]["namespace"] = json!("ops");
+    let path = fed.data_dir.join("ops-cm.json");
+    fs::write(&path, ops_cm.to_string()).expect("write a manifest");
+    let created: Value = serde_json::from_str(&cli::ok(
+        &k,
+        fed,
+        &["create", "-f", &path.to_string_lossy(), "-o", "json"],
+    ))
+    .expect("kubectl create -o json");
+    assert_eq!(
+        created["metadata"].get("finalizers"),
+        None,
+        "an object of a control-plane-only Namespace got a finalizer: {created:#}"
+    );
     let keep_ref = ["deployment", "keep", "-n", "default"];
     eventually(fed, Duration::from_secs(30), "keep on every member", || {
         (holders(&f, &k, &keep_ref).len() == 3).then_some(())
@@ -469,6 +496,10 @@ async fn overrides_selectors_and_deletion() {
     assert!(
         holders(&f, &k, &["configmap", "local", "-n", "default"]).is_empty(),
         "control-plane-only was propagated"
+    );
+    assert!(
+        holders(&f, &k, &["configmap", "ops-local", "-n", "ops"]).is_empty(),
+        "an object of a control-plane-only Namespace was propagated"
     );
     let copy = member_get(f.member("eu"), &k, &keep_ref).expect("keep on eu");
     let managed = copy["metadata"]["managedFields"].to_string();

@@ -11,29 +11,43 @@
 //!   [`kinds::PROPAGATED`] (not Namespaces, which carry no finalizer; not
 //!   custom resources), only while the federation has at least one
 //!   Cluster, and never for an object that [`kinds::stays_on_federation`]
-//!   or says `skein.io/control-plane-only: "true"` itself.
+//!   or whose effective placement (its own annotations over its
+//!   Namespace's, as the propagator reads them) says
+//!   `skein.io/control-plane-only: "true"`.
 //! - It never refuses a request.
 //! - It is a shortcut, not the guarantee: the propagator still adds the
 //!   finalizer to any object that propagates without it (an update, a
 //!   Namespace's defaults, a replica that has not seen the Clusters yet),
 //!   and releases it from objects that end up with no copy to clean up
-//!   (a Namespace's `control-plane-only`), as before.
+//!   (a Namespace this replica had not seen yet), as before.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 use skein_admission::{Attributes, Denial, Mutate, Operation};
 
 use super::kinds;
-use crate::controllers::informer::Informer;
+use crate::controllers::informer::{Informer, ObjectKey};
+use crate::federation::scheduler::effective;
 use crate::registry::{Registry, object, resource};
 
 /// The plugin. [`CleanupFinalizer::follow_clusters`] keeps its view of
-/// whether the federation has Clusters.
-#[derive(Debug, Default)]
+/// whether the federation has Clusters, and of the Namespaces whose
+/// placement defaults a new object takes.
+#[derive(Default)]
 pub struct CleanupFinalizer {
     members: AtomicBool,
+    namespaces: OnceLock<Informer>,
+}
+
+impl std::fmt::Debug for CleanupFinalizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CleanupFinalizer")
+            .field("members", &self.members)
+            .field("namespaces", &self.namespaces.get().is_some())
+            .finish()
+    }
 }
 
 impl CleanupFinalizer {
@@ -42,9 +56,13 @@ impl CleanupFinalizer {
         Arc::new(CleanupFinalizer::default())
     }
 
-    /// Follows the Clusters stored in `registry` (an informer of its own,
-    /// on every replica) for as long as the runtime runs.
+    /// Follows the Clusters and the Namespaces stored in `registry`
+    /// (informers of its own, on every replica) for as long as the runtime
+    /// runs.
     pub fn follow_clusters(self: &Arc<Self>, registry: &Registry) {
+        if let Some(res) = resource::find("", "v1", "namespaces") {
+            let _ = self.namespaces.set(Informer::start(registry, res));
+        }
         let me = Arc::downgrade(self);
         let registry = registry.clone();
         tokio::spawn(async move {
@@ -77,25 +95,19 @@ impl CleanupFinalizer {
     }
 }
 
-/// Whether a new `obj` of `group`/`plural` gets the finalizer (given
-/// that the federation has Clusters). Pure.
-pub fn wanted(group: &str, plural: &str, obj: &Value) -> bool {
+/// Whether a new `obj` of `group`/`plural` in `namespace` (the
+/// Namespace object, when known) gets the finalizer, given that the
+/// federation has Clusters. Pure.
+pub fn wanted(group: &str, plural: &str, obj: &Value, namespace: Option<&Value>) -> bool {
     plural != "namespaces"
         && kinds::PROPAGATED
             .iter()
             .any(|(g, _, p)| *g == group && *p == plural)
         && kinds::stays_on_federation(group, plural, obj).is_none()
-        && !control_plane_only(obj)
+        && effective(obj, namespace).control_plane_only != Some(true)
         && !object::finalizers(obj)
             .iter()
             .any(|f| f == super::CLEANUP_FINALIZER)
-}
-
-fn control_plane_only(obj: &Value) -> bool {
-    obj.pointer("/metadata/annotations")
-        .and_then(|a| a.get(skein_admission::placement::CONTROL_PLANE_ONLY))
-        .and_then(Value::as_str)
-        == Some("true")
 }
 
 impl Mutate for CleanupFinalizer {
@@ -112,10 +124,15 @@ impl Mutate for CleanupFinalizer {
             return Ok(());
         }
         let (group, plural) = (attrs.gvr.group.clone(), attrs.gvr.resource.clone());
+        let namespace = attrs.namespace.as_deref().and_then(|ns| {
+            self.namespaces
+                .get()
+                .and_then(|i| i.get(&ObjectKey::new("", ns)))
+        });
         let Some(obj) = attrs.object.as_mut() else {
             return Ok(());
         };
-        if !wanted(&group, &plural, obj) {
+        if !wanted(&group, &plural, obj, namespace.as_deref()) {
             return Ok(());
         }
         let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) else {
@@ -229,5 +246,20 @@ mod tests {
         }
         // Nor does an update.
         assert!(!plugin.handles(Operation::Update));
+    }
+
+    #[test]
+    fn a_namespace_that_keeps_its_objects_on_the_federation_is_honoured() {
+        let web = json!({"metadata": {"name": "web", "namespace": "ops"}});
+        let ops = json!({"metadata": {"name": "ops", "annotations": {"skein.io/control-plane-only": "true"}}});
+        let plain = json!({"metadata": {"name": "ops"}});
+        assert!(!wanted("apps", "deployments", &web, Some(&ops)));
+        assert!(wanted("apps", "deployments", &web, Some(&plain)));
+        assert!(wanted("apps", "deployments", &web, None));
+        // The object's own annotation wins over its Namespace's.
+        let out = json!({"metadata": {"name": "web", "namespace": "ops", "annotations": {"skein.io/control-plane-only": "false"}}});
+        assert!(wanted("apps", "deployments", &out, Some(&ops)));
+        let kept = json!({"metadata": {"name": "web", "namespace": "ops", "annotations": {"skein.io/control-plane-only": "true"}}});
+        assert!(!wanted("apps", "deployments", &kept, Some(&plain)));
     }
 }
