@@ -262,8 +262,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             let o = run_mode(
                 &fed.server,
                 &api,
-                fed_pid,
-                &member_pids,
+                &Pids {
+                    federation: fed_pid,
+                    members: &member_pids,
+                },
                 &member_apis,
                 mode,
                 &args,
@@ -313,12 +315,17 @@ async fn measure_ceiling(
     Ok((ok as f64 / elapsed, objects - ok))
 }
 
+/// The processes whose CPU a run counts.
+struct Pids<'a> {
+    federation: u32,
+    members: &'a [u32],
+}
+
 /// One (members, mode) run in a fresh Namespace.
 async fn run_mode(
     fed: &Server,
     api: &Https,
-    fed_pid: u32,
-    member_pids: &[u32],
+    pids: &Pids<'_>,
     member_apis: &[Https],
     mode: Mode,
     args: &Args,
@@ -337,8 +344,8 @@ async fn run_mode(
     let watcher = follow(fed, &ns, n, progress.clone()).await?;
     let requests_before = member_requests(member_apis).await?;
     let writes_before = store_writes(api).await?;
-    let cpu_before = cpu_ticks(fed_pid)?;
-    let member_cpu_before = member_ticks(member_pids)?;
+    let cpu_before = cpu_ticks(pids.federation)?;
+    let member_cpu_before = member_ticks(pids.members)?;
     let t0 = Instant::now();
     let results = submit(api, &ns, args.objects, args.concurrency, args.rate, |i| {
         deployment(
@@ -378,8 +385,8 @@ async fn run_mode(
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let elapsed = t0.elapsed().as_secs_f64();
-    let cpu_after = cpu_ticks(fed_pid)?;
-    let member_cpu_after = member_ticks(member_pids)?;
+    let cpu_after = cpu_ticks(pids.federation)?;
+    let member_cpu_after = member_ticks(pids.members)?;
     watcher.abort();
     let requests_after = member_requests(member_apis).await?;
     let writes_after = store_writes(api).await?;
@@ -431,7 +438,7 @@ async fn run_mode(
             .collect::<Vec<_>>()
             .join(", ")
     );
-    let (rss, hwm) = rss_kib(fed_pid)?;
+    let (rss, hwm) = rss_kib(pids.federation)?;
     let p = progress
         .lock()
         .map_err(|_| anyhow::anyhow!("the watch task panicked"))?;
