@@ -24,7 +24,7 @@ use tokio::task::JoinHandle;
 
 use super::member::{CallError, MemberApi, MemberEvent};
 use super::plan::{self, Action, Desired as PlanDesired};
-use super::shared::{CopyState, Desired, ObjId, Shared, State};
+use super::shared::{CopyState, Desired, ObjId, Shared, State, lock};
 use crate::controllers::informer::ObjectKey;
 use crate::controllers::queue::WorkQueue;
 use crate::registry::object;
@@ -234,24 +234,16 @@ impl ClusterSyncer {
             _ => {
                 cache.remove(id);
                 drop(cache);
-                self.lock_written().remove(id);
+                lock(&self.written).remove(id);
             }
         }
-    }
-
-    fn lock_written(
-        &self,
-    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<ObjId, (Arc<Value>, String)>> {
-        self.written
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Whether the member holds the version this syncer's last write of
     /// `desired` left (then the copy is as desired). Keeps `desired` for
     /// the next time (a re-plan renders an equal copy anew).
     fn holds_own_write(&self, id: &ObjId, desired: &Arc<Value>, observed: &Value) -> bool {
-        let mut written = self.lock_written();
+        let mut written = lock(&self.written);
         let Some((copy, rv)) = written.get_mut(id) else {
             return false;
         };
@@ -548,12 +540,12 @@ impl ClusterSyncer {
     /// A change the watch told of meanwhile is synced again afterwards,
     /// unless it is the version the sync's own write left.
     async fn sync(&self, shared: &Shared, id: &ObjId) -> Result<(), Retry> {
-        self.lock_syncing().insert(id.clone(), Pass::default());
+        lock(&self.syncing).insert(id.clone(), Pass::default());
         let result = match self.sync_pass(shared, id, false).await {
             Err(Retry::Look) => self.sync_pass(shared, id, true).await,
             other => other,
         };
-        let pass = self.lock_syncing().remove(id).unwrap_or_default();
+        let pass = lock(&self.syncing).remove(id).unwrap_or_default();
         if pass.missed {
             let now = self
                 .copy_of(id)
@@ -566,16 +558,10 @@ impl ClusterSyncer {
         result
     }
 
-    fn lock_syncing(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<ObjId, Pass>> {
-        self.syncing
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
     /// Whether a sync of `id` runs now; if so, it is told the watch saw a
     /// change.
     fn missed_by_sync(&self, id: &ObjId) -> bool {
-        match self.lock_syncing().get_mut(id) {
+        match lock(&self.syncing).get_mut(id) {
             Some(pass) => {
                 pass.missed = true;
                 true
@@ -775,17 +761,17 @@ impl ClusterSyncer {
         match result {
             Ok(Some(obj)) => {
                 let rv = object::meta_str(&obj, "resourceVersion").map(str::to_owned);
-                if let Some(pass) = self.lock_syncing().get_mut(id) {
+                if let Some(pass) = lock(&self.syncing).get_mut(id) {
                     pass.wrote = rv.clone();
                 }
                 match (&desired, rv) {
                     (Desired::Copy(copy), Some(rv))
                         if matches!(action, Action::Create | Action::Apply { .. }) =>
                     {
-                        self.lock_written().insert(id.clone(), (copy.clone(), rv));
+                        lock(&self.written).insert(id.clone(), (copy.clone(), rv));
                     }
                     _ => {
-                        self.lock_written().remove(id);
+                        lock(&self.written).remove(id);
                     }
                 }
                 self.remember(id, Some(obj));

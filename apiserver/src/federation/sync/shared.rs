@@ -270,7 +270,7 @@ pub const RECORD_DELAY: std::time::Duration = std::time::Duration::from_millis(1
 /// a status change adds to what users read.
 pub const STATUS_RECORD_DELAY: std::time::Duration = std::time::Duration::from_millis(500);
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
