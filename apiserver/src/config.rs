@@ -337,6 +337,10 @@ pub struct Config {
     /// Front-proxy (requestheader) authentication, for aggregated mode.
     #[command(flatten)]
     pub front_proxy: FrontProxyConfig,
+    /// Delegated authorization of what the host asks at the root path, for
+    /// aggregated mode.
+    #[command(flatten)]
+    pub delegation: DelegationConfig,
 
     /// IPv4 CIDR that Service cluster IPs are allocated from
     /// (kube-apiserver's `--service-cluster-ip-range`).
@@ -540,6 +544,45 @@ impl Default for FrontProxyConfig {
     }
 }
 
+/// Delegated authorization flags, named as an aggregated API server's
+/// (k8s.io/apiserver's `DelegatingAuthorizationOptions`; `authz/delegated.rs`
+/// has the contract). They apply to the requests a host's aggregator sends
+/// to the root path (`http/host_view.rs`); everything else keeps Skein's
+/// own `--authorization-mode`.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct DelegationConfig {
+    /// Kubeconfig of the host cluster that `SubjectAccessReview`s are sent
+    /// to. Unset: the in-cluster configuration when Skein runs in a Pod,
+    /// else no delegation (the host's requests get Skein's own RBAC).
+    #[arg(long)]
+    pub authorization_kubeconfig: Option<PathBuf>,
+    /// How long an allowed review is cached.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub authorization_webhook_cache_authorized_ttl: std::time::Duration,
+    /// How long a denied review is cached.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub authorization_webhook_cache_unauthorized_ttl: std::time::Duration,
+    /// Paths (a trailing `*` matches a prefix) that the host's requests
+    /// may reach without a review.
+    #[arg(long, value_delimiter = ',', default_value = "/healthz,/readyz,/livez")]
+    pub authorization_always_allow_paths: Vec<String>,
+}
+
+impl Default for DelegationConfig {
+    fn default() -> Self {
+        DelegationConfig {
+            authorization_kubeconfig: None,
+            authorization_webhook_cache_authorized_ttl: std::time::Duration::from_secs(10),
+            authorization_webhook_cache_unauthorized_ttl: std::time::Duration::from_secs(10),
+            authorization_always_allow_paths: vec![
+                "/healthz".into(),
+                "/readyz".into(),
+                "/livez".into(),
+            ],
+        }
+    }
+}
+
 /// Encryption at rest and TLS settings, named as kube-apiserver's.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ProtectConfig {
@@ -673,6 +716,7 @@ impl Config {
             token_auth_file: None,
             authn: AuthnConfig::default(),
             front_proxy: FrontProxyConfig::default(),
+            delegation: DelegationConfig::default(),
             authorization_mode: vec![crate::authz::Mode::Rbac],
             service_cluster_ip_range: "10.96.0.0/12".into(),
             service_node_port_range: 30000..=32767,

@@ -75,6 +75,26 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let front_proxy = http::requestheader::RequestHeader::load(&config.front_proxy)
         .await?
         .map(Arc::new);
+    // Delegated authorization of host requests: with front-proxy
+    // authentication on, the in-cluster configuration is the default, as
+    // for every aggregated API server.
+    let delegated =
+        crate::authz::delegated::Delegated::from_config(&config.delegation, front_proxy.is_some())
+            .await
+            .map_err(|e| match &config.delegation.authorization_kubeconfig {
+                Some(_) => Error::Config(format!("--authorization-kubeconfig: {e}")),
+                None => Error::Config(format!("delegated authorization: {e}")),
+            })?;
+    match (&delegated, &front_proxy) {
+        (Some(d), _) => tracing::info!(
+            host = d.server(),
+            "host requests are authorized by the host's SubjectAccessReviews"
+        ),
+        (None, Some(_)) => tracing::warn!(
+            "No authorization-kubeconfig provided, so SubjectAccessReview of authorization tokens won't work: host requests get Skein's own authorization"
+        ),
+        (None, None) => {}
+    }
     // `--tls-cert-file`/`--tls-private-key-file` replace the generated
     // serving certificate (the generated CA still verifies clients).
     let mut serving = pki.clone();
@@ -147,7 +167,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     });
     // RBAC objects are read through a plain registry (no admission needed
     // to read), so the escalation check can sit in the admission chain.
-    let authorizer = authorizer(&config, &store, cacher.as_ref());
+    let mut authorizer = authorizer(&config, &store, cacher.as_ref());
+    if let Some(delegated) = delegated {
+        authorizer.0 = authorizer.0.with_delegation(delegated);
+    }
     let mut admission = admission;
     admission.chain =
         admission

@@ -136,7 +136,11 @@ async fn wait_available(host: &Server, name: &str, status: &str) -> Value {
 /// kubeconfig from `skein kubeconfig --aggregated`.
 async fn federated_pair(dir: &std::path::Path) -> (Server, Server, std::path::PathBuf) {
     let tokens = dir.join("tokens.csv");
-    std::fs::write(&tokens, "carol-token,carol,carol-uid,\"dev,ops\"\n").expect("write tokens");
+    std::fs::write(
+        &tokens,
+        "carol-token,carol,carol-uid,\"dev,ops\"\nreviewer-token,skein-reviewer,reviewer-uid,\n",
+    )
+    .expect("write tokens");
     let host = Server::start(
         &dir.join("host"),
         &[
@@ -161,12 +165,27 @@ async fn federated_pair(dir: &std::path::Path) -> (Server, Server, std::path::Pa
             .is_some_and(|c| c.contains("BEGIN CERTIFICATE"))
     );
 
+    // The federation's identity on the host may create
+    // SubjectAccessReviews (the chart's `system:auth-delegator` binding).
+    post(
+        &host,
+        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+        json!({"metadata": {"name": "skein-reviewer:system:auth-delegator"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:auth-delegator"},
+               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "skein-reviewer"}]}),
+    )
+    .await;
+    let reviewer = host.token_kubeconfig("skein-reviewer", "reviewer-token");
     let federation = Server::start(
         &dir.join("federation"),
-        &[&format!(
-            "--authentication-kubeconfig={}",
-            host.kubeconfig().display()
-        )],
+        &[
+            &format!(
+                "--authentication-kubeconfig={}",
+                host.kubeconfig().display()
+            ),
+            &format!("--authorization-kubeconfig={}", reviewer.display()),
+            "--authorization-webhook-cache-unauthorized-ttl=2s",
+        ],
     )
     .await;
     let port = federation
@@ -599,4 +618,492 @@ async fn many_watches_through_the_host_do_not_hold_up_other_requests() {
         begun.elapsed()
     );
     drop(watches);
+}
+
+/// A client that is the host's aggregator to `federation`: the host's
+/// front-proxy client certificate, so `X-Remote-*` headers count.
+fn as_aggregator(host: &Server, federation: &Server) -> reqwest::Client {
+    let mut pem = host.pki_file("front-proxy-client.crt");
+    pem.extend(host.pki_file("front-proxy-client.key"));
+    federation
+        .client_builder(false)
+        .identity(reqwest::Identity::from_pem(&pem).expect("the front-proxy identity"))
+        // Longer than a review's 10 s timeout.
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("client")
+}
+
+/// `method path` sent to `federation` by the host's aggregator for `user`
+/// in `groups`: the status, content type and body.
+async fn proxied(
+    aggregator: &reqwest::Client,
+    federation: &Server,
+    method: reqwest::Method,
+    path: &str,
+    user: &str,
+    groups: &[&str],
+) -> (u16, String, String) {
+    let mut request = aggregator
+        .request(method, federation.url(path))
+        .header("X-Remote-User", user);
+    for g in groups {
+        request = request.header("X-Remote-Group", *g);
+    }
+    let response = request.send().await.expect("request");
+    let status = response.status().as_u16();
+    let ctype = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    let body = String::from_utf8_lossy(&response.bytes().await.expect("body")).into_owned();
+    (status, ctype, body)
+}
+
+fn resource_names(list: &Value) -> Vec<String> {
+    let mut names: Vec<String> = list["resources"]
+        .as_array()
+        .map(|r| {
+            r.iter()
+                .filter_map(|r| r["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// The root path of `federation.skein.io`, as a host's controllers and
+/// users reach it through the APIService: only the cluster-scoped
+/// `federations` (so the host's namespace controller finds nothing of
+/// Skein's to delete), authorized by the host's SubjectAccessReviews;
+/// everything else of Skein's through the prefix only. Refusals name the
+/// user in the access log.
+#[tokio::test]
+async fn the_host_sees_only_federations_and_authorizes_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (host, federation, config) = federated_pair(dir.path()).await;
+    let k0 = &kubectl_binaries()[0];
+
+    // Discovery through the host: federations, cluster-scoped, with its
+    // proxy and status subresources; no namespaced resource at all.
+    let list = get(&host, "/apis/federation.skein.io/v1alpha1").await;
+    assert_eq!(
+        resource_names(&list),
+        ["federations", "federations/proxy", "federations/status"],
+        "{list}"
+    );
+    assert!(
+        list["resources"]
+            .as_array()
+            .expect("resources")
+            .iter()
+            .all(|r| r["namespaced"] == false),
+        "{list}"
+    );
+    // (A Skein host does not merge its backends' groups into its own
+    // discovery, so kubectl on the host cannot name them; the real-host
+    // script checks `kubectl get federations` on a kube-apiserver host.)
+    let list = get(&host, "/apis/federation.skein.io/v1alpha1/federations").await;
+    assert_eq!(list["items"][0]["metadata"]["name"], "default", "{list}");
+    let missing = get(
+        &host,
+        "/apis/federation.skein.io/v1alpha1/namespaces/default/placements",
+    )
+    .await;
+    assert_eq!(missing["reason"], "NotFound", "{missing}");
+    assert_eq!(missing["code"], 404, "{missing}");
+
+    let aggregator = as_aggregator(&host, &federation);
+    use reqwest::Method;
+    let masters = ["system:masters"];
+    // The OpenAPI a host merges describes federations only.
+    let (code, _, body) = proxied(
+        &aggregator,
+        &federation,
+        Method::GET,
+        "/openapi/v3",
+        "system:aggregator",
+        &masters,
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    let index: Value = serde_json::from_str(&body).expect("an index");
+    let keys: Vec<&String> = index["paths"].as_object().expect("paths").keys().collect();
+    assert_eq!(keys, ["apis/federation.skein.io/v1alpha1"], "{index}");
+    for (doc, path) in [
+        ("v3", "/openapi/v3/apis/federation.skein.io/v1alpha1"),
+        ("v2", "/openapi/v2"),
+    ] {
+        let (code, _, body) = proxied(
+            &aggregator,
+            &federation,
+            Method::GET,
+            path,
+            "system:aggregator",
+            &masters,
+        )
+        .await;
+        assert_eq!(code, 200, "{doc}: {body}");
+        let v: Value = serde_json::from_str(&body).expect("a document");
+        let paths: Vec<&String> = v["paths"].as_object().expect("paths").keys().collect();
+        assert!(
+            paths.contains(&&"/apis/federation.skein.io/v1alpha1/federations".to_string()),
+            "{doc}: {paths:?}"
+        );
+        assert!(
+            paths
+                .iter()
+                .all(|p| p.contains("/federations") || p.ends_with("/v1alpha1/")),
+            "{doc}: {paths:?}"
+        );
+    }
+    // The native API is not at the host's root at all.
+    let (code, ctype, body) = proxied(
+        &aggregator,
+        &federation,
+        Method::GET,
+        "/api/v1/namespaces",
+        "system:admin",
+        &masters,
+    )
+    .await;
+    assert_eq!(
+        (code, ctype.as_str(), body.as_str()),
+        (404, "text/plain; charset=utf-8", "404 page not found\n")
+    );
+
+    // Through the prefix the federation's own types are all there (for
+    // a host user the host lets through).
+    allow_proxy(&host, "Group", "dev").await;
+    let out = host.kubectl_with(
+        k0,
+        &config,
+        &[
+            "api-resources",
+            "--api-group=federation.skein.io",
+            "-o",
+            "name",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    // (carol has no rights inside the federation yet; discovery is public
+    // to authenticated users.)
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    for r in ["clusters", "placements", "clusterplacements", "federations"] {
+        assert!(
+            stdout.contains(&format!("{r}.federation.skein.io")),
+            "{r}: {stdout}{stderr}"
+        );
+    }
+
+    // The host's garbage collector: its host RBAC lets it list everything,
+    // and the federation asks the host.
+    post(
+        &host,
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+        json!({"metadata": {"name": "gc-like"}, "rules": [
+            {"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch", "delete", "deletecollection"]}
+        ]}),
+    )
+    .await;
+    for sa in ["generic-garbage-collector", "namespace-controller"] {
+        post(
+            &host,
+            "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+            json!({"metadata": {"name": format!("gc-like-{sa}")},
+                   "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "gc-like"},
+                   "subjects": [{"kind": "ServiceAccount", "namespace": "kube-system", "name": sa}]}),
+        )
+        .await;
+    }
+    let gc = "system:serviceaccount:kube-system:generic-garbage-collector";
+    let sa_groups = [
+        "system:serviceaccounts",
+        "system:serviceaccounts:kube-system",
+    ];
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let (code, _, body) = proxied(
+            &aggregator,
+            &federation,
+            Method::GET,
+            "/apis/federation.skein.io/v1alpha1/federations",
+            gc,
+            &sa_groups,
+        )
+        .await;
+        if code == 200 {
+            let v: Value = serde_json::from_str(&body).expect("a list");
+            assert_eq!(v["items"][0]["metadata"]["name"], "default", "{v}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "{code} {body}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    // What it may not see is not there, whatever its rights.
+    let (code, _, body) = proxied(
+        &aggregator,
+        &federation,
+        Method::GET,
+        "/apis/federation.skein.io/v1alpha1/placements",
+        gc,
+        &sa_groups,
+    )
+    .await;
+    assert_eq!(code, 404, "{body}");
+    let ns_controller = "system:serviceaccount:kube-system:namespace-controller";
+    // A Placement-like object in a federation namespace named as a host
+    // namespace the host now deletes: the host's namespace controller's
+    // deletecollection never reaches it.
+    post(
+        &federation,
+        "/api/v1/namespaces",
+        json!({"metadata": {"name": "team-a"}}),
+    )
+    .await;
+    let cm = post(
+        &federation,
+        "/api/v1/namespaces/team-a/configmaps",
+        json!({"metadata": {"name": "kept"}}),
+    )
+    .await;
+    for path in [
+        "/apis/federation.skein.io/v1alpha1/namespaces/team-a/placements",
+        "/api/v1/namespaces/team-a/configmaps",
+        "/apis/federation.skein.io/v1alpha1/clusters/x/proxy/api",
+    ] {
+        let (code, _, body) = proxied(
+            &aggregator,
+            &federation,
+            Method::DELETE,
+            path,
+            ns_controller,
+            &sa_groups,
+        )
+        .await;
+        assert_eq!(code, 404, "{path}: {body}");
+    }
+    let still = get(&federation, "/api/v1/namespaces/team-a/configmaps/kept").await;
+    assert_eq!(still["metadata"]["uid"], cm["metadata"]["uid"], "{still}");
+    assert!(still["metadata"]["deletionTimestamp"].is_null(), "{still}");
+
+    // carol has nothing on the host for federations: the host's review
+    // says no, with upstream's 403, and the access log names her.
+    let (code, _, body) = proxied(
+        &aggregator,
+        &federation,
+        Method::GET,
+        "/apis/federation.skein.io/v1alpha1/federations",
+        "carol",
+        &["dev"],
+    )
+    .await;
+    assert_eq!(code, 403, "{body}");
+    let status: Value = serde_json::from_str(&body).expect("a Status");
+    assert_eq!(
+        status["message"],
+        "federations.federation.skein.io is forbidden: User \"carol\" cannot list resource \"federations\" in API group \"federation.skein.io\" at the cluster scope",
+        "{status}"
+    );
+    // Skein's own RBAC would have said the same; binding carol inside the
+    // federation changes nothing at the root path: the host decides.
+    post(
+        &federation,
+        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+        json!({"metadata": {"name": "carol-admin"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "carol"}]}),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let (code, _, body) = proxied(
+        &aggregator,
+        &federation,
+        Method::GET,
+        "/apis/federation.skein.io/v1alpha1/federations",
+        "carol",
+        &["dev"],
+    )
+    .await;
+    assert_eq!(
+        code, 403,
+        "the federation's RBAC decided a host request: {body}"
+    );
+    // Under the prefix, the federation's RBAC decides: now she may.
+    let (code, _, body) = proxied(
+        &aggregator,
+        &federation,
+        Method::GET,
+        &format!("{PREFIX}/api/v1/namespaces/team-a/configmaps/kept"),
+        "carol",
+        &["dev"],
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    // The host grants her federations: within the denial's cache time
+    // (2 s here) the host's answer changes.
+    post(
+        &host,
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+        json!({"metadata": {"name": "federation-reader"}, "rules": [
+            {"apiGroups": ["federation.skein.io"], "resources": ["federations"], "verbs": ["get", "list"]}
+        ]}),
+    )
+    .await;
+    post(
+        &host,
+        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+        json!({"metadata": {"name": "carol-federation-reader"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "federation-reader"},
+               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "carol"}]}),
+    )
+    .await;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let (code, _, body) = proxied(
+            &aggregator,
+            &federation,
+            Method::GET,
+            "/apis/federation.skein.io/v1alpha1/federations",
+            "carol",
+            &["dev"],
+        )
+        .await;
+        if code == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{code} {body}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    // The access log names the user on refusals too.
+    let logs = federation.logs();
+    assert!(
+        logs.lines().any(|l| l.contains("skein::access")
+            && l.contains("URI=\"/apis/federation.skein.io/v1alpha1/federations\"")
+            && l.contains("user=\"carol\"")
+            && l.contains("resp=403")),
+        "no access-log line names carol's 403:\n{logs}"
+    );
+}
+
+/// Delegated authorization that cannot reach the host: upstream's
+/// plain-text 500 within the review timeout (a refused connection at
+/// once, a silent host after 10 s), never a hang; `system:masters` and
+/// the prefix path do not depend on the host; an unreadable
+/// `--authorization-kubeconfig` stops the server at start.
+#[tokio::test]
+async fn an_unreachable_host_for_delegated_authorization_is_a_500_not_a_hang() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let host = Server::start(&dir.path().join("host"), &["--role=member"]).await;
+
+    let (status, stderr) = Server::start_expecting_failure(
+        &dir.path().join("bad"),
+        &[
+            &format!(
+                "--authentication-kubeconfig={}",
+                host.kubeconfig().display()
+            ),
+            "--authorization-kubeconfig=/nonexistent/host.kubeconfig",
+        ],
+    )
+    .await;
+    assert!(!status.success());
+    assert!(
+        stderr.contains("--authorization-kubeconfig: failed to get delegated authorization kubeconfig: /nonexistent/host.kubeconfig"),
+        "{stderr}"
+    );
+
+    // A host address that refuses connections, and one that accepts and
+    // never answers.
+    let refused_port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    };
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let silent_port = silent.local_addr().expect("addr").port();
+    let kubeconfig = |name: &str, port: u16| {
+        let path = dir.path().join(format!("{name}.kubeconfig"));
+        let config = json!({
+            "apiVersion": "v1", "kind": "Config",
+            "clusters": [{"name": "h", "cluster": {"server": format!("https://127.0.0.1:{port}"), "insecure-skip-tls-verify": true}}],
+            "users": [{"name": "u", "user": {"token": "t"}}],
+            "contexts": [{"name": "c", "context": {"cluster": "h", "user": "u"}}],
+            "current-context": "c",
+        });
+        std::fs::write(&path, config.to_string()).expect("write");
+        path
+    };
+    for (name, port, within) in [("refused", refused_port, 5u64), ("silent", silent_port, 16)] {
+        let federation = Server::start(
+            &dir.path().join(name),
+            &[
+                &format!(
+                    "--authentication-kubeconfig={}",
+                    host.kubeconfig().display()
+                ),
+                &format!(
+                    "--authorization-kubeconfig={}",
+                    kubeconfig(name, port).display()
+                ),
+            ],
+        )
+        .await;
+        let aggregator = as_aggregator(&host, &federation);
+        let path = "/apis/federation.skein.io/v1alpha1/federations";
+        let started = Instant::now();
+        let request = aggregator
+            .get(federation.url(path))
+            .header("X-Remote-User", "carol")
+            .send();
+        let response = request.await.expect("an answer");
+        let elapsed = started.elapsed();
+        assert_eq!(response.status(), 500, "{name}");
+        assert_eq!(
+            response
+                .headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok()),
+            Some("text/plain; charset=utf-8")
+        );
+        let body = response.text().await.expect("body");
+        let expected = format!(
+            "Internal Server Error: \"{path}\": Post \"https://127.0.0.1:{port}/apis/authorization.k8s.io/v1/subjectaccessreviews?timeout=10s\": "
+        );
+        assert!(body.starts_with(&expected), "{name}: {body}");
+        assert!(elapsed < Duration::from_secs(within), "{name}: {elapsed:?}");
+        if name == "silent" {
+            assert!(body.contains("context deadline exceeded"), "{body}");
+            assert!(elapsed >= Duration::from_secs(9), "{elapsed:?}");
+        }
+        // system:masters needs no review; the prefix path is the
+        // federation's to authorize.
+        let (code, _, body) = proxied(
+            &aggregator,
+            &federation,
+            reqwest::Method::GET,
+            path,
+            "root",
+            &["system:masters"],
+        )
+        .await;
+        assert_eq!(code, 200, "{body}");
+        let (code, _, body) = proxied(
+            &aggregator,
+            &federation,
+            reqwest::Method::GET,
+            &format!("{PREFIX}/api/v1/namespaces"),
+            "carol",
+            &[],
+        )
+        .await;
+        assert_eq!(code, 403, "{body}");
+        assert!(
+            body.contains("User \\\"carol\\\" cannot list resource \\\"namespaces\\\""),
+            "{body}"
+        );
+    }
+    drop(silent);
 }

@@ -204,6 +204,7 @@ fn default_args() -> Vec<String> {
         "--leader-elect-renew-deadline=7s",
         "--leader-elect-retry-period=2s",
         "--authentication-kubeconfig=/etc/skein/authentication/kubeconfig",
+        "--authorization-kubeconfig=/etc/skein/authentication/kubeconfig",
         "--authorization-mode=RBAC",
         "--service-account-signing-key-file=/etc/skein/service-account/sa.key",
         "--service-account-key-file=/etc/skein/service-account/sa.key",

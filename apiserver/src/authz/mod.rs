@@ -8,6 +8,8 @@
 //!   403 for them.
 //! - [`rbac`]: pure RBAC evaluation over a snapshot; [`cache`] keeps that
 //!   snapshot current from informers, so authorizing never reads the store.
+//! - [`delegated`]: the host's `SubjectAccessReview`s, for what a host's
+//!   aggregator sends to the root path (aggregated mode).
 //! - [`escalation`]: the admission plugin that refuses Roles and bindings
 //!   granting more than their author holds (upstream's RBAC storage
 //!   checks).
@@ -17,6 +19,7 @@
 
 pub mod attributes;
 pub mod cache;
+pub mod delegated;
 pub mod escalation;
 pub mod rbac;
 
@@ -53,12 +56,14 @@ pub struct Decision {
 pub struct Authorizer {
     modes: Vec<Mode>,
     rbac: Option<RbacCache>,
+    delegated: Option<std::sync::Arc<delegated::Delegated>>,
 }
 
 impl std::fmt::Debug for Authorizer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Authorizer")
             .field("modes", &self.modes)
+            .field("delegated", &self.delegated)
             .finish()
     }
 }
@@ -67,7 +72,23 @@ impl Authorizer {
     /// An authorizer over `modes`; `rbac` is consulted for [`Mode::Rbac`]
     /// (without it that mode allows nothing).
     pub fn new(modes: Vec<Mode>, rbac: Option<RbacCache>) -> Authorizer {
-        Authorizer { modes, rbac }
+        Authorizer {
+            modes,
+            rbac,
+            delegated: None,
+        }
+    }
+
+    /// The same, with the host's reviewer for host requests (aggregated
+    /// mode; `http/host_view.rs`).
+    pub fn with_delegation(mut self, delegated: delegated::Delegated) -> Authorizer {
+        self.delegated = Some(std::sync::Arc::new(delegated));
+        self
+    }
+
+    /// The host's reviewer, when delegation is configured.
+    pub fn delegated(&self) -> Option<&delegated::Delegated> {
+        self.delegated.as_deref()
     }
 
     /// Everything is allowed (tests, and servers without authorization).

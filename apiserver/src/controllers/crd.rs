@@ -88,7 +88,40 @@ pub async fn start(registry: &Registry, federation: bool) -> Result<(), ApiError
             Err(e) => return Err(e),
         }
     }
-    sync(registry).await
+    sync(registry).await?;
+    if federation {
+        ensure_federation(registry).await?;
+    }
+    Ok(())
+}
+
+/// Creates the `Federation` singleton `default` when it is missing: the
+/// object behind the aggregated-mode `federations/default/proxy` path, and
+/// what a host lists at the root path (`http/host_view.rs`).
+async fn ensure_federation(registry: &Registry) -> Result<(), ApiError> {
+    let Some(res) = resource::find(
+        crate::http::host_view::GROUP,
+        crate::http::host_view::VERSION,
+        crate::http::host_view::RESOURCE,
+    ) else {
+        return Err(ApiError::internal("federations are not served"));
+    };
+    let manifest = serde_json::json!({
+        "apiVersion": format!("{}/{}", crate::http::host_view::GROUP, crate::http::host_view::VERSION),
+        "kind": "Federation",
+        "metadata": {"name": "default"},
+    });
+    let obj = res
+        .normalize(manifest)
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    match registry.create(&res, "", obj, &opts()).await {
+        Ok(_) => {
+            tracing::info!("created the Federation default");
+            Ok(())
+        }
+        Err(e) if e.code().as_u16() == 409 => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 /// Runs the loop until the runtime shuts down.

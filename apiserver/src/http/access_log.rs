@@ -19,8 +19,10 @@
 //! stderr.
 //!
 //! `user` and `verb` come from the metrics layer inside authentication
-//! ([`super::metrics::Observed`]); a request rejected with 401 has no
-//! user and its verb is computed here.
+//! ([`super::metrics::Observed`]); a request that never reached it (a 403,
+//! a request forwarded to an APIService) names the authenticated user
+//! ([`super::authn::Authenticated`]); a request rejected with 401 has no
+//! user, and a verb computed here.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -69,7 +71,18 @@ pub async fn log(req: Request, next: Next) -> Response {
         || verb_of(&method, uri.path(), uri.query(), None),
         |o| o.verb,
     );
-    let user = observed.and_then(|o| o.user.as_deref()).unwrap_or("");
+    // The metrics layer's user is the one the handlers saw (impersonated
+    // or not); a request refused or forwarded before it has the
+    // authenticated one.
+    let user = observed
+        .and_then(|o| o.user.as_deref())
+        .or_else(|| {
+            response
+                .extensions()
+                .get::<super::authn::Authenticated>()
+                .map(|a| a.0.as_str())
+        })
+        .unwrap_or("");
     let agent = agent.as_ref().and_then(|a| a.to_str().ok()).unwrap_or("");
     let uri = uri.path_and_query().map_or("/", |p| p.as_str());
     match peer {

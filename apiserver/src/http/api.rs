@@ -103,11 +103,31 @@ async fn dispatch(state: AppState, req: Request) -> Result<Response, ApiError> {
         body,
     };
     let discovery_get = call.method == Method::GET;
+    // What a host's aggregator may reach at the root path
+    // (`http/host_view.rs`): the core API is not there at all.
+    let host_view = parts
+        .extensions
+        .get::<super::host_view::HostView>()
+        .is_some();
     match api_path {
+        ApiPath::LegacyRoot if host_view => Ok(super::not_found::page_not_found()),
         ApiPath::LegacyRoot if discovery_get => Ok(discovery::legacy_root(&call.headers, &host)),
-        ApiPath::GroupsRoot if discovery_get => Ok(discovery::groups_root(&call.headers)),
-        ApiPath::Group(g) if discovery_get => Ok(discovery::group(&g)),
-        ApiPath::GroupVersion(g, v) if discovery_get => Ok(discovery::group_version(&g, &v)),
+        ApiPath::GroupsRoot if discovery_get => {
+            Ok(discovery::groups_root(&call.headers, host_view))
+        }
+        ApiPath::Group(g) if discovery_get => Ok(discovery::group(&g, host_view)),
+        ApiPath::GroupVersion(g, v) if discovery_get => {
+            Ok(discovery::group_version(&g, &v, host_view))
+        }
+        ApiPath::Resource(p) if host_view => {
+            if !discovery::serves(&p.group, &p.version, true) {
+                return Ok(super::not_found::page_not_found());
+            }
+            if !super::host_view::shows_resource(&p.group, &p.version, &p.resource) {
+                return Err(ApiError::path_not_found());
+            }
+            resource_call(state, call, p).await
+        }
         ApiPath::Resource(p) => resource_call(state, call, p).await,
         _ => Err(ApiError::method_not_allowed()),
     }
@@ -131,7 +151,7 @@ async fn resource_call(state: AppState, call: Call, p: ResourcePath) -> Result<R
         return super::subresource::binding::legacy(&state, &call, p.namespace.as_deref()).await;
     }
     let Some(res) = resource::find(&p.group, &p.version, &p.resource) else {
-        if !discovery::serves(&p.group, &p.version) {
+        if !discovery::serves(&p.group, &p.version, false) {
             return Ok(super::not_found::page_not_found());
         }
         return Err(ApiError::path_not_found());

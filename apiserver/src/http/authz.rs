@@ -16,6 +16,11 @@
 //!   (with `system:authenticated` added, and a service account's groups
 //!   when no group is asked for), its extras go in a [`UserExtra`], and
 //!   the headers are removed.
+//! - A host request (`http/host_view.rs`: front-proxied, outside the
+//!   aggregated prefix) is marked [`host_view::HostView`] and, when the
+//!   authorizer has a delegated reviewer, authorized by the host's
+//!   `SubjectAccessReview` instead of Skein's modes; a review the host
+//!   cannot answer is upstream's plain-text 500 ([`internal_error`]).
 //! - A denied request gets upstream's 403 (`Attributes::forbidden`).
 
 use std::collections::BTreeMap;
@@ -27,6 +32,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::authn::{self, UserInfo};
+use super::host_view;
 use crate::authz::{Attributes, Authorizer};
 
 /// The extra attributes of an impersonated user (`Impersonate-Extra-*`).
@@ -57,7 +63,7 @@ pub async fn authorize(mut req: Request, next: Next) -> Response {
     let Some(mut user) = req.extensions().get::<UserInfo>().cloned() else {
         return next.run(req).await;
     };
-    match impersonation(&authorizer, &user, req.headers(), req.uri().to_string()) {
+    match impersonation(&authorizer, &user, req.headers(), request_uri(req.uri())) {
         Ok(None) => {}
         Ok(Some((as_user, extra))) => {
             let headers = req.headers_mut();
@@ -83,6 +89,13 @@ pub async fn authorize(mut req: Request, next: Next) -> Response {
     if authn::is_public(req.uri().path()) {
         return next.run(req).await;
     }
+    let host = host_view::is_host_request(
+        req.extensions().get::<host_view::FrontProxied>().is_some(),
+        req.uri().path(),
+    );
+    if host {
+        req.extensions_mut().insert(host_view::HostView);
+    }
     // Under the aggregated prefix, what is served here is the request
     // below the prefix; what an APIService's backend serves is authorized
     // as sent.
@@ -100,7 +113,23 @@ pub async fn authorize(mut req: Request, next: Next) -> Response {
         path,
         req.uri().query(),
     );
-    let decision = authorizer.authorize(&attrs);
+    // A host request is the host's to authorize, when it can be asked.
+    let decision = match authorizer.delegated().filter(|_| host) {
+        Some(delegated) => match delegated.authorize(&attrs, user.uid.as_deref()).await {
+            Ok(decision) => decision,
+            Err(e) => {
+                // As upstream's WithAuthorization on an authorizer error.
+                crate::audit::middleware::annotate(
+                    req.extensions(),
+                    REASON_ANNOTATION,
+                    "internal error",
+                );
+                let uri = request_uri(req.uri());
+                return internal_error(&uri, &e.to_string());
+            }
+        },
+        None => authorizer.authorize(&attrs),
+    };
     // As upstream's WithAuthorization, for the audit log.
     let verdict = if decision.allowed { "allow" } else { "forbid" };
     crate::audit::middleware::annotate(req.extensions(), DECISION_ANNOTATION, verdict);
@@ -109,6 +138,36 @@ pub async fn authorize(mut req: Request, next: Next) -> Response {
         return attrs.forbidden(&decision.reason).into_response();
     }
     next.run(req).await
+}
+
+/// Go's `http.Request.RequestURI`: the path and query as sent (an HTTP/2
+/// request's URI also carries the scheme and authority).
+fn request_uri(uri: &axum::http::Uri) -> String {
+    uri.path_and_query()
+        .map_or_else(|| uri.path().to_string(), |p| p.as_str().to_string())
+}
+
+/// Upstream's `responsewriters.InternalError`: a plain-text 500 naming the
+/// request URI (Go-quoted) and the error, HTML-escaped as its sanitizer
+/// does.
+pub fn internal_error(uri: &str, error: &str) -> Response {
+    let text = format!(
+        "Internal Server Error: {}: {error}\n",
+        crate::authz::rbac::go_quote(uri)
+    )
+    .replace('&', "&amp;")
+    .replace('<', "&lt;")
+    .replace('>', "&gt;");
+    let mut resp = (StatusCode::INTERNAL_SERVER_ERROR, text).into_response();
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    resp.headers_mut().insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        header::HeaderValue::from_static("nosniff"),
+    );
+    resp
 }
 
 /// Upstream's audit annotation keys of the authorization filter.
@@ -244,24 +303,11 @@ fn impersonation(
     }
     if requested_user.is_empty() {
         let list: Vec<String> = wanted.iter().map(Wanted::go_value).collect();
-        let text = format!(
-            "Internal Server Error: {}: requested [{}] without impersonating a user\n",
-            crate::authz::rbac::go_quote(&uri),
+        let reason = format!(
+            "requested [{}] without impersonating a user",
             list.join(" ")
-        )
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;");
-        let mut resp = (StatusCode::INTERNAL_SERVER_ERROR, text).into_response();
-        resp.headers_mut().insert(
-            header::CONTENT_TYPE,
-            header::HeaderValue::from_static("text/plain; charset=utf-8"),
         );
-        resp.headers_mut().insert(
-            header::X_CONTENT_TYPE_OPTIONS,
-            header::HeaderValue::from_static("nosniff"),
-        );
-        return Err(Box::new(resp));
+        return Err(Box::new(internal_error(&uri, &reason)));
     }
     let groups_given = wanted.iter().any(|w| w.kind == "Group");
     let mut name = String::new();

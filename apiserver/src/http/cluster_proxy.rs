@@ -191,6 +191,15 @@ async fn proxy(state: &AppState, req: Request) -> Result<Response, ApiError> {
     if resource::find(GROUP, VERSION, "clusters").is_none() {
         return Ok(super::not_found::page_not_found());
     }
+    // A host's aggregator sees no Clusters at the root path
+    // (`http/host_view.rs`); users reach them through the prefix.
+    if req
+        .extensions()
+        .get::<super::host_view::HostView>()
+        .is_some()
+    {
+        return Err(ApiError::path_not_found());
+    }
     let (parts, body) = req.into_parts();
     let Some((name, member_path)) = split(parts.uri.path()) else {
         return Err(ApiError::path_not_found());

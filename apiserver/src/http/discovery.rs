@@ -1,6 +1,8 @@
 //! Discovery: legacy (`/api`, `/apis`, `/api/v1`, `/apis/{g}/{v}`) and
 //! aggregated v2 (`Accept: …;as=APIGroupDiscoveryList`), from the resource
-//! table, so discovery always matches what is served.
+//! table, so discovery always matches what is served. A host request
+//! (`host == true`, see `http/host_view.rs`) sees only what the host view
+//! serves: `federation.skein.io/v1alpha1` with `federations`.
 
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -9,6 +11,8 @@ use serde_json::{Value, json};
 use crate::registry::resource::{self, GROUP_ORDER, ResourceInfo};
 use crate::registry::subresource;
 
+use super::host_view;
+
 /// A group/version and its resources, in discovery order.
 struct GroupVersion {
     group: &'static str,
@@ -16,8 +20,21 @@ struct GroupVersion {
     resources: Vec<std::sync::Arc<ResourceInfo>>,
 }
 
-/// Every served group/version (one version per group today).
-fn group_versions() -> Vec<GroupVersion> {
+/// Every served group/version (one version per group today); for a host
+/// request, only the host view's.
+fn group_versions(host: bool) -> Vec<GroupVersion> {
+    let mut out = all_group_versions();
+    if host {
+        out.retain(|gv| host_view::shows_group_version(gv.group, gv.version));
+        for gv in &mut out {
+            gv.resources
+                .retain(|r| host_view::shows_resource(r.group, r.version, r.plural));
+        }
+    }
+    out
+}
+
+fn all_group_versions() -> Vec<GroupVersion> {
     let mut out: Vec<GroupVersion> = Vec::new();
     for r in resource::all().iter().cloned() {
         match out
@@ -239,7 +256,7 @@ fn aggregated_item(name: &str, gvs: &[&GroupVersion]) -> Value {
 
 /// `GET /api`.
 pub fn legacy_root(headers: &HeaderMap, host: &str) -> Response {
-    let gvs = group_versions();
+    let gvs = group_versions(false);
     if let Some(v) = wants_aggregated(headers) {
         let core: Vec<&GroupVersion> = gvs.iter().filter(|gv| gv.group.is_empty()).collect();
         return aggregated_response(headers, v, vec![aggregated_item("", &core)]);
@@ -271,8 +288,8 @@ fn group_entry(group: &str, versions: &[&GroupVersion]) -> Value {
 }
 
 /// `GET /apis`.
-pub fn groups_root(headers: &HeaderMap) -> Response {
-    let gvs = group_versions();
+pub fn groups_root(headers: &HeaderMap, host: bool) -> Response {
+    let gvs = group_versions(host);
     let named: Vec<(&str, Vec<&GroupVersion>)> = groups(&gvs)
         .into_iter()
         .filter(|(g, _)| !g.is_empty())
@@ -292,8 +309,8 @@ pub fn groups_root(headers: &HeaderMap) -> Response {
 }
 
 /// `GET /apis/{group}`.
-pub fn group(name: &str) -> Response {
-    let gvs = group_versions();
+pub fn group(name: &str, host: bool) -> Response {
+    let gvs = group_versions(host);
     match groups(&gvs)
         .into_iter()
         .find(|(g, _)| *g == name && !name.is_empty())
@@ -312,15 +329,15 @@ pub fn group(name: &str) -> Response {
 
 /// Whether `group/version` is served (resources or virtual resources):
 /// paths under an unserved one get upstream's plain-text 404.
-pub fn serves(group: &str, version: &str) -> bool {
-    group_versions()
+pub fn serves(group: &str, version: &str, host: bool) -> bool {
+    group_versions(host)
         .iter()
         .any(|gv| gv.group == group && gv.version == version)
 }
 
 /// `GET /api/v1`, `GET /apis/{group}/{version}`.
-pub fn group_version(group: &str, version: &str) -> Response {
-    let gvs = group_versions();
+pub fn group_version(group: &str, version: &str, host: bool) -> Response {
+    let gvs = group_versions(host);
     let Some(gv) = gvs
         .iter()
         .find(|gv| gv.group == group && gv.version == version)

@@ -15,6 +15,7 @@ pub mod cluster_proxy;
 pub mod componentstatus;
 pub mod discovery;
 pub mod health;
+pub mod host_view;
 pub mod metrics;
 pub mod not_found;
 pub mod patch;

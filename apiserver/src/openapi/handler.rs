@@ -6,11 +6,13 @@
 //! is answered with the current document instead of a 301 (see the module
 //! contract in `openapi/mod.rs`).
 
+use axum::Extension;
 use axum::extract::{Path, RawQuery};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use super::{Served, v2_docs, v3_set};
+use super::{Served, host_v2_docs, host_v3_set, v2_docs, v3_set};
+use crate::http::host_view::HostView;
 use crate::status::ApiError;
 
 /// The gnostic protobuf media type of the v2 document
@@ -19,19 +21,30 @@ pub const V2_PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2@v1.0
 /// The v2 protobuf type's newer spelling (kube-openapi `handler.go`).
 pub const V2_PROTOBUF_NEW: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
 
-/// `GET /openapi/v3`: the index (always JSON, as upstream).
-pub async fn v3_index(headers: HeaderMap) -> Response {
-    let set = v3_set();
+/// `GET /openapi/v3`: the index (always JSON, as upstream). A host
+/// request sees the host's documents only (`openapi/host.rs`), here and
+/// in the two handlers below.
+pub async fn v3_index(host: Option<Extension<HostView>>, headers: HeaderMap) -> Response {
+    let set = if host.is_some() {
+        host_v3_set()
+    } else {
+        v3_set()
+    };
     respond(&headers, &set.index, "application/json", Caching::Private)
 }
 
 /// `GET /openapi/v3/<path>?hash=<HASH>`: one document, JSON only.
 pub async fn v3_document(
+    host: Option<Extension<HostView>>,
     Path(rest): Path<String>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let set = v3_set();
+    let set = if host.is_some() {
+        host_v3_set()
+    } else {
+        v3_set()
+    };
     let Some(doc) = set.docs.get(rest.trim_end_matches('/')) else {
         return ApiError::path_not_found().into_response();
     };
@@ -50,8 +63,12 @@ pub async fn v3_document(
 
 /// `GET /openapi/v2`: gnostic protobuf when asked for (client-go always
 /// is), else JSON.
-pub async fn v2(headers: HeaderMap) -> Response {
-    let docs = v2_docs();
+pub async fn v2(host: Option<Extension<HostView>>, headers: HeaderMap) -> Response {
+    let docs = if host.is_some() {
+        host_v2_docs()
+    } else {
+        v2_docs()
+    };
     let protobuf = [
         (
             "application",

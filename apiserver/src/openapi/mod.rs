@@ -32,6 +32,7 @@
 pub mod custom;
 pub mod gnostic;
 pub mod handler;
+pub mod host;
 pub mod params;
 pub mod paths;
 pub mod schemas;
@@ -303,6 +304,10 @@ struct Built {
     table: Arc<Table>,
     /// Built on the first `/openapi/v2` request of this generation.
     v2: OnceLock<Arc<v2::V2Docs>>,
+    /// What a host's aggregator sees (`host.rs`), built on the first host
+    /// request of this generation.
+    host_v3: OnceLock<Arc<V3Set>>,
+    host_v2: OnceLock<Arc<v2::V2Docs>>,
 }
 
 /// The built-in v3 documents, built once.
@@ -343,6 +348,8 @@ fn current() -> Arc<Built> {
         v3: Arc::new(build_v3_on(defs, &table, builtin_v3(defs, &table))),
         table: table.clone(),
         v2: OnceLock::new(),
+        host_v3: OnceLock::new(),
+        host_v2: OnceLock::new(),
     });
     *CACHE.write().unwrap_or_else(PoisonError::into_inner) = Some(built.clone());
     built
@@ -353,9 +360,32 @@ pub fn v3_set() -> Arc<V3Set> {
     current().v3.clone()
 }
 
+/// The v3 documents a host's aggregator sees (`host.rs`), of the current
+/// table generation.
+pub fn host_v3_set() -> Arc<V3Set> {
+    let built = current();
+    built
+        .host_v3
+        .get_or_init(|| Arc::new(host::v3(&built.v3)))
+        .clone()
+}
+
+/// The v2 document a host's aggregator sees (`host.rs`), of the current
+/// table generation.
+pub fn host_v2_docs() -> Arc<v2::V2Docs> {
+    let built = current();
+    built
+        .host_v2
+        .get_or_init(|| Arc::new(host::v2(&v2_docs_of(&built).json.bytes)))
+        .clone()
+}
+
 /// The v2 document (JSON and protobuf) of the current table generation.
 pub fn v2_docs() -> Arc<v2::V2Docs> {
-    let built = current();
+    v2_docs_of(&current())
+}
+
+fn v2_docs_of(built: &Built) -> Arc<v2::V2Docs> {
     built
         .v2
         .get_or_init(|| {

@@ -162,6 +162,9 @@ fn proxy_path(kind: &str) -> Param {
         "Cluster" => {
             "Path is the URL path to use for the current proxy request to the member cluster."
         }
+        "Federation" => {
+            "Path is the URL path to use for the current proxy request to the federation's native API."
+        }
         _ => "Path is the URL path to use for the current proxy request to pod.",
     };
     query("path", "string", description)

@@ -114,6 +114,14 @@ pub const EXTRA: &[(&str, &str, &[Subresource])] = &[
         "clusters",
         &[sub("proxy", None, "ClusterProxyOptions", PROXY)],
     ),
+    // The federated context of aggregated mode: the whole API again under
+    // `federations/default/proxy` (`http/routes.rs` AGGREGATED_PREFIX),
+    // which a host authorizes as this subresource.
+    (
+        "federation.skein.io",
+        "federations",
+        &[sub("proxy", None, "FederationProxyOptions", PROXY)],
+    ),
     (
         "certificates.k8s.io",
         "certificatesigningrequests",

@@ -223,7 +223,10 @@ pub async fn authenticate(mut req: Request, next: Next) -> Response {
         config.strip(req.headers_mut());
     }
     let user = match (asserted, req.extensions().get::<ClientCertUser>()) {
-        (Some(user), _) => Some(user),
+        (Some(user), _) => {
+            req.extensions_mut().insert(super::host_view::FrontProxied);
+            Some(user)
+        }
         (None, Some(cert)) => Some(cert.user_info()),
         (None, None) => match (&auth, bearer_token(req.headers())) {
             (Some(auth), Some(token)) => match auth.authenticate_token(token, None).await {
@@ -241,17 +244,31 @@ pub async fn authenticate(mut req: Request, next: Next) -> Response {
         },
     };
     match user {
-        Some(user) => {
-            req.extensions_mut().insert(user);
-            next.run(req).await
-        }
+        Some(user) => run_as(req, next, user).await,
         None if auth.as_ref().is_some_and(|a| a.anonymous) => {
-            req.extensions_mut().insert(UserInfo::anonymous());
-            next.run(req).await
+            run_as(req, next, UserInfo::anonymous()).await
         }
         None if is_public(req.uri().path()) => next.run(req).await,
         None => ApiError::unauthorized().into_response(),
     }
+}
+
+/// Response extension: the authenticated user's name, for the access log
+/// of responses that never reached the handlers' metrics layer (403s, 500s
+/// of the authorization layer, requests forwarded to an APIService).
+#[derive(Clone, Debug)]
+pub struct Authenticated(pub String);
+
+/// Runs the rest of the stack as `user`, naming it on the response for the
+/// access log (only when the access log is on).
+async fn run_as(mut req: Request, next: Next, user: UserInfo) -> Response {
+    let name = super::access_log::enabled().then(|| user.name.clone());
+    req.extensions_mut().insert(user);
+    let mut response = next.run(req).await;
+    if let Some(name) = name {
+        response.extensions_mut().insert(Authenticated(name));
+    }
+    response
 }
 
 /// Every bearer-token authenticator of the server, and `--anonymous-auth`.
