@@ -641,7 +641,7 @@ async fn the_chart_s_files_and_flags_start_skein() {
 
     // The chart's flags, with paths under the mounts; the harness sets the
     // data dir and port, and this test runs without a host
-    // (--authentication-kubeconfig). It serves Skein's own certificate,
+    // (--authentication-kubeconfig, --authorization-kubeconfig). It serves Skein's own certificate,
     // which the admin kubeconfig kubectl uses here trusts (the chart's is
     // served in the end-to-end test below).
     let args = chart_args(
@@ -649,6 +649,7 @@ async fn the_chart_s_files_and_flags_start_skein() {
         &root,
         &[
             "--authentication-kubeconfig",
+            "--authorization-kubeconfig",
             "--tls-cert-file",
             "--tls-private-key-file",
         ],

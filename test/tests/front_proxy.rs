@@ -57,7 +57,9 @@ async fn whoami(
     headers: &[(&str, &str)],
 ) -> (u16, Value) {
     let mut request = client
-        .post(server.url("/apis/authentication.k8s.io/v1/selfsubjectreviews"))
+        .post(server.url(&format!(
+            "{PREFIX}/apis/authentication.k8s.io/v1/selfsubjectreviews"
+        )))
         .header("content-type", "application/json")
         .body(
             json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
@@ -71,6 +73,10 @@ async fn whoami(
     let body = response.bytes().await.expect("body");
     (status, serde_json::from_slice(&body).unwrap_or(Value::Null))
 }
+
+/// Where a host's aggregator sends its users' requests (the federated
+/// context of aggregated mode).
+const PREFIX: &str = "/apis/federation.skein.io/v1alpha1/federations/default/proxy";
 
 const ALICE: &[(&str, &str)] = &[
     ("X-Remote-User", "alice"),
@@ -97,13 +103,23 @@ async fn check(server: &Server, ca: &Ca, other: &Ca) {
     assert_eq!(info["extra"]["example.com/org"], json!(["acme"]), "{body}");
     // And the asserted user is the one authorized: system:masters can list.
     let response = proxy
-        .get(server.url("/api/v1/namespaces"))
+        .get(server.url(&format!("{PREFIX}/api/v1/namespaces")))
         .header("X-Remote-User", "alice")
         .header("X-Remote-Group", "system:masters")
         .send()
         .await
         .expect("GET");
     assert_eq!(response.status(), 200);
+    // Outside the prefix a front proxy is the host, which sees only
+    // `federations` (README, "What the host sees").
+    let response = proxy
+        .get(server.url("/api/v1/namespaces"))
+        .header("X-Remote-User", "alice")
+        .header("X-Remote-Group", "system:masters")
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(response.status(), 404);
 
     // The front proxy without a username header is nobody: 401.
     let (status, body) = whoami(server, &proxy, &[("X-Remote-Group", "system:masters")]).await;
