@@ -843,6 +843,60 @@ async fn the_host_sees_only_federations_and_authorizes_them() {
         assert!(Instant::now() < deadline, "{code} {body}");
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
+    // Its metadata-only list and watch (client-go's metadata informer)
+    // get PartialObjectMetadata, events included.
+    let metadata_list = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+    let metadata_object = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+    let as_gc = |path: &str, accept: &str| {
+        let mut request = aggregator
+            .get(federation.url(path))
+            .header("X-Remote-User", gc)
+            .header("Accept", accept);
+        for g in sa_groups {
+            request = request.header("X-Remote-Group", g);
+        }
+        request
+    };
+    let response = as_gc(
+        "/apis/federation.skein.io/v1alpha1/federations",
+        metadata_list,
+    )
+    .send()
+    .await
+    .expect("list");
+    assert_eq!(response.status(), 200);
+    let list: Value = serde_json::from_slice(&response.bytes().await.expect("body")).expect("JSON");
+    assert_eq!(list["kind"], "PartialObjectMetadataList", "{list}");
+    assert_eq!(list["apiVersion"], "meta.k8s.io/v1", "{list}");
+    assert_eq!(list["items"][0]["kind"], "PartialObjectMetadata", "{list}");
+    assert_eq!(list["items"][0]["metadata"]["name"], "default", "{list}");
+    assert!(list["items"][0].get("spec").is_none(), "{list}");
+    let response = as_gc(
+        "/apis/federation.skein.io/v1alpha1/federations?watch=true&resourceVersion=0&timeoutSeconds=1",
+        metadata_object,
+    )
+    .send()
+    .await
+    .expect("watch");
+    assert_eq!(response.status(), 200);
+    let text = response.text().await.expect("events");
+    let events: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("an event"))
+        .collect();
+    assert!(!events.is_empty(), "{text}");
+    for e in &events {
+        assert_eq!(e["object"]["kind"], "PartialObjectMetadata", "{text}");
+    }
+    // A list asked for as an object is upstream's 406.
+    let response = as_gc(
+        "/apis/federation.skein.io/v1alpha1/federations",
+        metadata_object,
+    )
+    .send()
+    .await
+    .expect("list");
+    assert_eq!(response.status(), 406);
     // What it may not see is not there, whatever its rights.
     let (code, _, body) = proxied(
         &aggregator,

@@ -295,6 +295,77 @@ pub fn wants_table(headers: &HeaderMap) -> bool {
         })
 }
 
+/// The metadata-only form a client asks for (client-go's metadata client:
+/// the garbage collector, the quota controller, `kubectl get -o name` of
+/// some versions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MetadataAs {
+    /// `as=PartialObjectMetadata;g=meta.k8s.io;v=v1` (an object, or each
+    /// event's object of a watch).
+    Object,
+    /// `as=PartialObjectMetadataList;g=meta.k8s.io;v=v1` (a list).
+    List,
+}
+
+/// The metadata-only form the client prefers: upstream's negotiation takes
+/// the first entry of `Accept` the server can answer, and Skein answers
+/// JSON, not protobuf, so the first non-protobuf entry decides.
+pub fn wants_metadata(headers: &HeaderMap) -> Option<MetadataAs> {
+    let entries = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','));
+    for entry in entries {
+        let mut parts = entry.split(';').map(str::trim);
+        let media = parts.next().unwrap_or_default().to_ascii_lowercase();
+        if media == super::body::PROTOBUF || media.is_empty() {
+            continue;
+        }
+        let params: Vec<(&str, &str)> = parts.filter_map(|p| p.split_once('=')).collect();
+        let param = |k: &str| params.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
+        if param("g") != Some("meta.k8s.io") || !matches!(param("v"), Some("v1" | "v1beta1")) {
+            return None;
+        }
+        return match param("as") {
+            Some("PartialObjectMetadata") => Some(MetadataAs::Object),
+            Some("PartialObjectMetadataList") => Some(MetadataAs::List),
+            _ => None,
+        };
+    }
+    None
+}
+
+/// The `PartialObjectMetadataList` of a page (upstream's
+/// `asPartialObjectMetadataList`).
+fn partial_list(items: &[Value], metadata: Value) -> Value {
+    let items: Vec<Value> = items
+        .iter()
+        .map(crate::table::partial_object_metadata)
+        .collect();
+    json!({
+        "kind": "PartialObjectMetadataList",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": metadata,
+        "items": items,
+    })
+}
+
+/// Upstream's 406 for a metadata form that does not fit the answer.
+fn metadata_mismatch(asked: MetadataAs, res: &ResourceInfo) -> ApiError {
+    let message = match asked {
+        MetadataAs::Object => format!(
+            "you requested PartialObjectMetadata, but the requested object is a list (*v1.{})",
+            res.list_kind
+        ),
+        MetadataAs::List => format!(
+            "you requested PartialObjectMetadataList, but the requested object is not a list (*v1.{})",
+            res.kind
+        ),
+    };
+    ApiError::new(StatusCode::NOT_ACCEPTABLE, "NotAcceptable", message)
+}
+
 /// `includeObject` (400 for unknown values).
 pub fn include_object(q: &Query) -> Result<crate::table::IncludeObject, ApiError> {
     let v = q.get("includeObject").unwrap_or("");
@@ -313,7 +384,15 @@ fn get_response(res: &ResourceInfo, obj: &Value, call: &Call) -> Result<Response
         };
         return Ok(object_response(StatusCode::OK, &table, &warnings));
     }
-    Ok(object_response(StatusCode::OK, obj, &warnings))
+    match wants_metadata(&call.headers) {
+        Some(MetadataAs::Object) => Ok(object_response(
+            StatusCode::OK,
+            &crate::table::partial_object_metadata(obj),
+            &warnings,
+        )),
+        Some(asked @ MetadataAs::List) => Err(metadata_mismatch(asked, res)),
+        None => Ok(object_response(StatusCode::OK, obj, &warnings)),
+    }
 }
 
 /// The `Warning` of a deprecated CRD version (upstream sends it on every
@@ -436,7 +515,18 @@ async fn list(
         resource_version_match: q.get("resourceVersionMatch").map(str::to_string),
     };
     let table = wants_table(&call.headers);
-    if !table && let Some(page) = state.registry.list_encoded(res, ns, &query).await? {
+    let metadata_only = if table {
+        None
+    } else {
+        wants_metadata(&call.headers)
+    };
+    if let Some(asked @ MetadataAs::Object) = metadata_only {
+        return Err(metadata_mismatch(asked, res));
+    }
+    if !table
+        && metadata_only.is_none()
+        && let Some(page) = state.registry.list_encoded(res, ns, &query).await?
+    {
         // From the watch cache: the items' bytes are spliced, not encoded.
         let mut metadata = json!({"resourceVersion": page.revision.to_string()});
         if let Some(c) = &page.continue_token {
@@ -464,6 +554,10 @@ async fn list(
     let mut metadata = json!({"resourceVersion": page.revision.to_string()});
     if let Some(c) = &page.continue_token {
         metadata["continue"] = json!(c);
+    }
+    if metadata_only.is_some() {
+        let list = partial_list(&page.items, metadata);
+        return Ok(object_response(StatusCode::OK, &list, &deprecation(res)));
     }
     let body = crate::wire::list(
         res.list_kind,
@@ -659,4 +753,57 @@ async fn delete_collection(
 /// A `Body` of one JSON document, encoded as upstream (for streaming helpers).
 pub fn json_body(v: &Value) -> Body {
     Body::from(crate::wire::to_vec(v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accept(v: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(header::ACCEPT, HeaderValue::from_str(v).expect("header"));
+        h
+    }
+
+    #[test]
+    fn metadata_forms_follow_the_first_json_entry() {
+        // client-go's metadata client, list then get/watch.
+        let list = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+        assert_eq!(wants_metadata(&accept(list)), Some(MetadataAs::List));
+        let object = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+        assert_eq!(wants_metadata(&accept(object)), Some(MetadataAs::Object));
+        // A plain entry first wins over a later metadata one.
+        assert_eq!(
+            wants_metadata(&accept(
+                "application/json, application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+            )),
+            None
+        );
+        assert_eq!(wants_metadata(&accept("application/json")), None);
+        assert_eq!(
+            wants_metadata(&accept("application/json;as=Table;g=meta.k8s.io;v=v1")),
+            None
+        );
+        // Another group is not metadata.
+        assert_eq!(
+            wants_metadata(&accept(
+                "application/json;as=PartialObjectMetadata;g=example.com;v=v1"
+            )),
+            None
+        );
+    }
+
+    #[test]
+    fn partial_lists_carry_only_metadata() {
+        let items = vec![json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "a", "uid": "u", "resourceVersion": "7"}, "data": {"k": "v"}})];
+        let list = partial_list(&items, json!({"resourceVersion": "9"}));
+        assert_eq!(
+            list,
+            json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+                "metadata": {"resourceVersion": "9"},
+                "items": [{"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                    "metadata": {"name": "a", "uid": "u", "resourceVersion": "7", "creationTimestamp": null}}]})
+        );
+    }
 }

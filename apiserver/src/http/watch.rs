@@ -32,6 +32,9 @@ pub async fn serve(
     } else {
         None
     };
+    // Each event's object as `PartialObjectMetadata` (client-go's metadata
+    // informers ask for that, or for the list form, on their watches).
+    let metadata_only = tables.is_none() && super::api::wants_metadata(headers).is_some();
     let filter = Filter::parse(res, q.get("labelSelector"), q.get("fieldSelector"))?;
     let query = WatchQuery {
         filter,
@@ -49,7 +52,7 @@ pub async fn serve(
             Duration::from_secs(t.unsigned_abs())
         });
     // Without a Table, changes come encoded once for all their watchers.
-    let lines = if tables.is_some() {
+    let lines = if tables.is_some() || metadata_only {
         state
             .registry
             .watch(res, ns, query)
@@ -88,6 +91,8 @@ pub async fn serve(
                 && kind != "BOOKMARK"
             {
                 object = t.event_object(&object, time::OffsetDateTime::now_utc());
+            } else if metadata_only && kind != "ERROR" {
+                object = crate::table::partial_object_metadata(&object);
             }
             bytes::Bytes::from(crate::wire::event(kind, &object))
         })

@@ -311,7 +311,7 @@ fn row(p: &dyn Rows, object: &Value, include: IncludeObject, now: OffsetDateTime
 /// `meta.AsPartialObjectMetadata`: the object's metadata under
 /// `PartialObjectMetadata`. Go always encodes `creationTimestamp`, as
 /// `null` when unset.
-fn partial_object_metadata(object: &Value) -> Value {
+pub fn partial_object_metadata(object: &Value) -> Value {
     let mut metadata = fields::at(object, &["metadata"])
         .and_then(Value::as_object)
         .cloned()
