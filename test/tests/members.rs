@@ -182,6 +182,31 @@ async fn three_members_on_the_default_period() {
         );
     }
     assert_get_clusters(&fed, &names, "True", "0");
+    // The Federation counts them (`kubectl get federations`, which an
+    // aggregated-mode host shows too).
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let table = cli::ok(k, &fed, &["get", "federations"]);
+        let row = cells(&table)
+            .into_iter()
+            .find(|r| r.first() == Some(&"default"))
+            .map(|r| r.iter().map(|c| c.to_string()).collect::<Vec<_>>());
+        if row.as_ref().is_some_and(|r| {
+            r.get(1..4) == Some(&["3".to_string(), "3".to_string(), "0".to_string()][..])
+        }) {
+            assert_eq!(
+                header(&table),
+                ["NAME", "CLUSTERS", "READY", "PLACEMENTS", "AGE"],
+                "{table}"
+            );
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the Federation never counted 3 Ready clusters:\n{table}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
 
     // Stop us-1.
     members[1].stop();

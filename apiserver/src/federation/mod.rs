@@ -14,6 +14,7 @@ pub mod members;
 pub mod preview;
 pub mod scheduler;
 pub mod status;
+pub mod summary;
 pub mod sync;
 
 use crate::config::MemberConfig;
@@ -25,4 +26,5 @@ pub fn spawn_all(registry: &Registry, members: &MemberConfig) {
     members::spawn_all(registry, members);
     sync::propagator::spawn(registry, members);
     history::spawn(registry);
+    summary::spawn(registry);
 }
