@@ -103,6 +103,33 @@ async fn allow_proxy(host: &Server, kind: &str, name: &str) {
     .await;
 }
 
+/// Creates ClusterRole `name` with `rules` on `server`.
+async fn cluster_role(server: &Server, name: &str, rules: Value) {
+    post(
+        server,
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+        json!({"metadata": {"name": name}, "rules": rules}),
+    )
+    .await;
+}
+
+/// Binds ClusterRole `role` to `subject` on `server` (binding `name`).
+async fn bind(server: &Server, name: &str, role: &str, subject: Value) {
+    post(
+        server,
+        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+        json!({"metadata": {"name": name},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+               "subjects": [subject]}),
+    )
+    .await;
+}
+
+/// An RBAC subject of `kind` (User, Group) named `name`.
+fn subject(kind: &str, name: &str) -> Value {
+    json!({"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": name})
+}
+
 /// Waits until APIService `name` has condition Available with `status`.
 async fn wait_available(host: &Server, name: &str, status: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -167,12 +194,11 @@ async fn federated_pair(dir: &std::path::Path) -> (Server, Server, std::path::Pa
 
     // The federation's identity on the host may create
     // SubjectAccessReviews (the chart's `system:auth-delegator` binding).
-    post(
+    bind(
         &host,
-        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
-        json!({"metadata": {"name": "skein-reviewer:system:auth-delegator"},
-               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:auth-delegator"},
-               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "skein-reviewer"}]}),
+        "skein-reviewer:system:auth-delegator",
+        "system:auth-delegator",
+        subject("User", "skein-reviewer"),
     )
     .await;
     let reviewer = host.token_kubeconfig("skein-reviewer", "reviewer-token");
@@ -718,6 +744,16 @@ async fn the_host_sees_only_federations_and_authorizes_them() {
 
     let aggregator = as_aggregator(&host, &federation);
     use reqwest::Method;
+    let carol_lists_federations = || {
+        proxied(
+            &aggregator,
+            &federation,
+            Method::GET,
+            "/apis/federation.skein.io/v1alpha1/federations",
+            "carol",
+            &["dev"],
+        )
+    };
     let masters = ["system:masters"];
     // The OpenAPI a host merges describes federations only.
     let (code, _, body) = proxied(
@@ -801,21 +837,19 @@ async fn the_host_sees_only_federations_and_authorizes_them() {
 
     // The host's garbage collector: its host RBAC lets it list everything,
     // and the federation asks the host.
-    post(
+    cluster_role(
         &host,
-        "/apis/rbac.authorization.k8s.io/v1/clusterroles",
-        json!({"metadata": {"name": "gc-like"}, "rules": [
-            {"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch", "delete", "deletecollection"]}
-        ]}),
+        "gc-like",
+        json!([{"apiGroups": ["*"], "resources": ["*"],
+                "verbs": ["get", "list", "watch", "delete", "deletecollection"]}]),
     )
     .await;
     for sa in ["generic-garbage-collector", "namespace-controller"] {
-        post(
+        bind(
             &host,
-            "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
-            json!({"metadata": {"name": format!("gc-like-{sa}")},
-                   "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "gc-like"},
-                   "subjects": [{"kind": "ServiceAccount", "namespace": "kube-system", "name": sa}]}),
+            &format!("gc-like-{sa}"),
+            "gc-like",
+            json!({"kind": "ServiceAccount", "namespace": "kube-system", "name": sa}),
         )
         .await;
     }
@@ -946,15 +980,7 @@ async fn the_host_sees_only_federations_and_authorizes_them() {
 
     // carol has nothing on the host for federations: the host's review
     // says no, with upstream's 403, and the access log names her.
-    let (code, _, body) = proxied(
-        &aggregator,
-        &federation,
-        Method::GET,
-        "/apis/federation.skein.io/v1alpha1/federations",
-        "carol",
-        &["dev"],
-    )
-    .await;
+    let (code, _, body) = carol_lists_federations().await;
     assert_eq!(code, 403, "{body}");
     let status: Value = serde_json::from_str(&body).expect("a Status");
     assert_eq!(
@@ -964,24 +990,15 @@ async fn the_host_sees_only_federations_and_authorizes_them() {
     );
     // Skein's own RBAC would have said the same; binding carol inside the
     // federation changes nothing at the root path: the host decides.
-    post(
+    bind(
         &federation,
-        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
-        json!({"metadata": {"name": "carol-admin"},
-               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
-               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "carol"}]}),
+        "carol-admin",
+        "cluster-admin",
+        subject("User", "carol"),
     )
     .await;
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let (code, _, body) = proxied(
-        &aggregator,
-        &federation,
-        Method::GET,
-        "/apis/federation.skein.io/v1alpha1/federations",
-        "carol",
-        &["dev"],
-    )
-    .await;
+    let (code, _, body) = carol_lists_federations().await;
     assert_eq!(
         code, 403,
         "the federation's RBAC decided a host request: {body}"
@@ -999,33 +1016,22 @@ async fn the_host_sees_only_federations_and_authorizes_them() {
     assert_eq!(code, 200, "{body}");
     // The host grants her federations: within the denial's cache time
     // (2 s here) the host's answer changes.
-    post(
+    cluster_role(
         &host,
-        "/apis/rbac.authorization.k8s.io/v1/clusterroles",
-        json!({"metadata": {"name": "federation-reader"}, "rules": [
-            {"apiGroups": ["federation.skein.io"], "resources": ["federations"], "verbs": ["get", "list"]}
-        ]}),
+        "federation-reader",
+        json!([{"apiGroups": ["federation.skein.io"], "resources": ["federations"], "verbs": ["get", "list"]}]),
     )
     .await;
-    post(
+    bind(
         &host,
-        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
-        json!({"metadata": {"name": "carol-federation-reader"},
-               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "federation-reader"},
-               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "carol"}]}),
+        "carol-federation-reader",
+        "federation-reader",
+        subject("User", "carol"),
     )
     .await;
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
-        let (code, _, body) = proxied(
-            &aggregator,
-            &federation,
-            Method::GET,
-            "/apis/federation.skein.io/v1alpha1/federations",
-            "carol",
-            &["dev"],
-        )
-        .await;
+        let (code, _, body) = carol_lists_federations().await;
         if code == 200 {
             break;
         }
