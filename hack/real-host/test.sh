@@ -392,7 +392,9 @@ EOF
 check_g_helm() {
   local h="$1" v="$2" release="podinfo-h${2%%.*}" ns out
   ns="rh-helm${2%%.*}-${RH_T}"
-  local chart=/work/shared/fixtures/charts/podinfo
+  # The shared fixture beside the repository, else the repository's copy.
+  local chart="${ROOT}/../shared/fixtures/charts/podinfo"
+  [[ -d "$chart" ]] || chart="${ROOT}/test/fixtures/podinfo"
   [[ -d "$chart" ]] || {
     rh_result not_ok "g: helm ${v} install ${release}" "no chart at ${chart}"
     return 0
