@@ -107,7 +107,10 @@ async fn discovery_serves_exactly_upstream_v1_33_defaults() {
                 format!("federation.skein.io/v1alpha1 {r}/status"),
             ]
         })
-        .chain(["federation.skein.io/v1alpha1 clusters/proxy".to_owned()])
+        .chain([
+            "federation.skein.io/v1alpha1 clusters/proxy".to_owned(),
+            "federation.skein.io/v1alpha1 federations/proxy".to_owned(),
+        ])
         .collect();
     for (how, all) in [
         ("legacy", legacy_discovery(&api).await),

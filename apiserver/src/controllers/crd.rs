@@ -30,6 +30,11 @@ use crate::status::ApiError;
 
 const MANAGER: &str = "skein-apiextensions-controller";
 
+/// The group of Skein's own API.
+pub const FEDERATION_GROUP: &str = "federation.skein.io";
+/// Its one version.
+pub const FEDERATION_VERSION: &str = "v1alpha1";
+
 /// Skein's own API, as CRD manifests compiled into the binary.
 const FEDERATION_CRDS: &[&str] = &[
     include_str!("../../crds/federation.skein.io/clusters.yaml"),
@@ -99,15 +104,11 @@ pub async fn start(registry: &Registry, federation: bool) -> Result<(), ApiError
 /// object behind the aggregated-mode `federations/default/proxy` path, and
 /// what a host lists at the root path (`http/host_view.rs`).
 async fn ensure_federation(registry: &Registry) -> Result<(), ApiError> {
-    let Some(res) = resource::find(
-        crate::http::host_view::GROUP,
-        crate::http::host_view::VERSION,
-        crate::http::host_view::RESOURCE,
-    ) else {
+    let Some(res) = resource::find(FEDERATION_GROUP, FEDERATION_VERSION, "federations") else {
         return Err(ApiError::internal("federations are not served"));
     };
     let manifest = serde_json::json!({
-        "apiVersion": format!("{}/{}", crate::http::host_view::GROUP, crate::http::host_view::VERSION),
+        "apiVersion": format!("{FEDERATION_GROUP}/{FEDERATION_VERSION}"),
         "kind": "Federation",
         "metadata": {"name": "default"},
     });

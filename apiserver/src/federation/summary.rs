@@ -18,8 +18,7 @@ use crate::registry::{Registry, object, resource};
 /// How often the worker looks for changes.
 pub const PERIOD: Duration = Duration::from_secs(2);
 
-const GROUP: &str = "federation.skein.io";
-const VERSION: &str = "v1alpha1";
+use crate::controllers::crd::{FEDERATION_GROUP as GROUP, FEDERATION_VERSION as VERSION};
 
 /// The counts of `status` (without `observedGeneration`) for these
 /// Clusters and placements (Placements and ClusterPlacements together).

@@ -31,9 +31,9 @@
 use super::routes::AGGREGATED_PREFIX;
 
 /// The federation's API group.
-pub const GROUP: &str = "federation.skein.io";
+pub const GROUP: &str = crate::controllers::crd::FEDERATION_GROUP;
 /// The only version of it.
-pub const VERSION: &str = "v1alpha1";
+pub const VERSION: &str = crate::controllers::crd::FEDERATION_VERSION;
 /// The one resource a host sees.
 pub const RESOURCE: &str = "federations";
 
