@@ -47,6 +47,7 @@ cargo build --bin skein
 
 echo "== tests"
 status=0
+python3 hack/check-links.py || status=$?
 cargo test --no-fail-fast "$@" || status=$?
 
 echo "== kubectl and api suites again, on etcd"
