@@ -20,7 +20,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 case "${1:-}" in
   api|cache|patch|members|propagation)
     if [[ -z "${SKEIN_BIN:-}" ]]; then
-      cargo build --quiet --release -p skein-apiserver --bin skein
+      cargo build --quiet --release -p skein --bin skein
       target_dir="${CARGO_TARGET_DIR:-target}"
       [[ "$target_dir" == /* ]] || target_dir="$PWD/$target_dir"
       export SKEIN_BIN="$target_dir/release/skein"

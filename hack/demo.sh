@@ -19,7 +19,7 @@
 #                   default: a new temporary directory. It is kept afterwards.
 #   SKEIN_BIN       the skein binary; default: the newest of
 #                   target/{debug,release}/skein (under $CARGO_TARGET_DIR when
-#                   set), else it is built with `cargo build -p skein-apiserver`
+#                   set), else it is built with `cargo build -p skein`
 #   SKEIN_KUBECTL   the kubectl to use; default: .tools/kubectl-1.35/kubectl,
 #                   installed by hack/tools.sh when missing
 #
@@ -121,8 +121,8 @@ find_skein() {
   if [[ -z "$best" ]]; then
     command -v cargo >/dev/null 2>&1 ||
       die "no skein binary under ${target} and no cargo to build one (install the Rust toolchain, or set SKEIN_BIN)"
-    echo "==> no skein binary under ${target}: building it with 'cargo build -p skein-apiserver' (this takes a few minutes the first time)"
-    (cd "$ROOT" && cargo build -p skein-apiserver) || die "cargo build -p skein-apiserver failed"
+    echo "==> no skein binary under ${target}: building it with 'cargo build -p skein' (this takes a few minutes the first time)"
+    (cd "$ROOT" && cargo build -p skein) || die "cargo build -p skein failed"
     best="${target}/debug/skein"
     [[ -x "$best" ]] || die "cargo build finished but ${best} does not exist"
   fi

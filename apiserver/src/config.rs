@@ -1,200 +1,11 @@
-//! Command-line flags. Every `skein serve` flag lives in [`Config`].
+//! The API server's `skein serve` flags ([`Config`]). The federation's
+//! and the simulator's flags live in their crates; the `skein` crate joins
+//! them into one command line.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand, ValueEnum};
-
-/// `skein`: a Kubernetes-API-compatible federation control plane.
-#[derive(Debug, Parser)]
-#[command(name = "skein", version, about)]
-pub struct Cli {
-    /// What to do.
-    #[command(subcommand)]
-    pub command: Command,
-}
-
-/// The subcommands.
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Serve the Kubernetes API over HTTPS.
-    Serve(Box<Config>),
-    /// Join a member cluster to the federation: check that it answers,
-    /// store its kubeconfig in a Secret, create the Cluster and wait until
-    /// it is Ready.
-    Join(JoinArgs),
-    /// Remove a member cluster from the federation (its Cluster and the
-    /// Secret holding its kubeconfig).
-    Unjoin(UnjoinArgs),
-    /// Print a kubeconfig for the federation: the admin one, or with
-    /// `--aggregated` the federated context of a host user.
-    Kubeconfig(KubeconfigArgs),
-    /// Storage maintenance through the API (`rewrite`: re-encrypt every
-    /// object of the encrypted resources with the current key).
-    #[command(subcommand)]
-    Storage(crate::cli::storage::StorageCommand),
-}
-
-/// `skein kubeconfig [--aggregated --host-kubeconfig F]`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct KubeconfigArgs {
-    /// Print the federated context of aggregated mode: the host
-    /// kubeconfig's cluster under the federation's prefix path, with the
-    /// host user's own credentials.
-    #[arg(long, requires = "host_kubeconfig")]
-    pub aggregated: bool,
-    /// The host user's kubeconfig (with `--aggregated`).
-    #[arg(long)]
-    pub host_kubeconfig: Option<std::path::PathBuf>,
-    /// The context of `--host-kubeconfig` (its current-context when absent).
-    #[arg(long)]
-    pub context: Option<String>,
-    /// The federation's data directory (without `--aggregated`).
-    #[arg(long, default_value = "./skein-data")]
-    pub data_dir: std::path::PathBuf,
-}
-
-/// `skein join NAME --kubeconfig F ...`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct JoinArgs {
-    /// The Cluster's name (a DNS-1123 label).
-    pub name: String,
-    /// The member's kubeconfig.
-    #[arg(long)]
-    pub kubeconfig: PathBuf,
-    /// The context of `--kubeconfig` to use (its current-context when absent).
-    #[arg(long)]
-    pub context: Option<String>,
-    /// Labels for the Cluster, `key=value` (repeatable).
-    #[arg(long = "label", value_name = "KEY=VALUE")]
-    pub labels: Vec<String>,
-    /// The federation's kubeconfig (default: `$KUBECONFIG`, then
-    /// `<data-dir>/admin.kubeconfig`).
-    #[arg(long)]
-    pub federation_kubeconfig: Option<PathBuf>,
-    /// The federation's data directory, for its admin kubeconfig.
-    #[arg(long, default_value = "./skein-data")]
-    pub data_dir: PathBuf,
-    /// How long to wait for the Cluster to become Ready.
-    #[arg(long, default_value = "2m", value_parser = parse_duration)]
-    pub timeout: std::time::Duration,
-}
-
-/// `skein unjoin NAME`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct UnjoinArgs {
-    /// The Cluster's name.
-    pub name: String,
-    /// Leave the federation's copies on the member, without Skein's
-    /// markers, instead of deleting them.
-    #[arg(long)]
-    pub orphan: bool,
-    /// How long to wait for the copies to be removed (or orphaned).
-    #[arg(long, default_value = "120s", value_parser = parse_duration)]
-    pub timeout: std::time::Duration,
-    /// The federation's kubeconfig (default: `$KUBECONFIG`, then
-    /// `<data-dir>/admin.kubeconfig`).
-    #[arg(long)]
-    pub federation_kubeconfig: Option<PathBuf>,
-    /// The federation's data directory, for its admin kubeconfig.
-    #[arg(long, default_value = "./skein-data")]
-    pub data_dir: PathBuf,
-}
-
-/// The workload simulator's flags (`--simulate-workloads`, member role).
-#[derive(Debug, Clone, clap::Args)]
-pub struct SimConfig {
-    /// How many simulated Nodes to create.
-    #[arg(long = "sim-nodes", default_value_t = 3)]
-    pub nodes: u32,
-    /// Each simulated Node's CPU capacity (a quantity: `8`, `3500m`).
-    #[arg(long = "sim-node-cpu", default_value = "8")]
-    pub node_cpu: String,
-    /// Each simulated Node's memory capacity (a quantity: `32Gi`).
-    #[arg(long = "sim-node-memory", default_value = "32Gi")]
-    pub node_memory: String,
-    /// Each simulated Node's Pod capacity.
-    #[arg(long = "sim-node-pods", default_value_t = 110)]
-    pub node_pods: u32,
-    /// The `topology.kubernetes.io/region` label of the simulated Nodes.
-    #[arg(long = "sim-region", default_value = "sim-region")]
-    pub region: String,
-    /// The `topology.kubernetes.io/zone` labels, spread over the Nodes in
-    /// turn (comma-separated).
-    #[arg(
-        long = "sim-zones",
-        value_delimiter = ',',
-        default_value = "sim-zone-a"
-    )]
-    pub zones: Vec<String>,
-    /// IPv4 CIDR that `type: LoadBalancer` Services get ingress IPs from
-    /// (written into status only; nothing listens on them).
-    #[arg(long = "sim-lb-range", default_value = "172.18.255.0/24")]
-    pub lb_range: String,
-    /// How long a bound Pod takes to become Running and Ready.
-    #[arg(long = "sim-pod-ready-delay", default_value = "1s", value_parser = parse_duration)]
-    pub pod_ready_delay: std::time::Duration,
-    /// How long a Job's Pod runs before it succeeds.
-    #[arg(long = "sim-job-duration", default_value = "2s", value_parser = parse_duration)]
-    pub job_duration: std::time::Duration,
-    /// The niceness (0–19) of the simulator's threads. Above 0 the
-    /// simulated kubelets and controllers run on threads of their own that
-    /// yield the CPU to the member's API server, as a real cluster's
-    /// kubelets and controller manager, on other machines, never compete
-    /// with it; at 0 they share the API server's threads.
-    #[arg(long = "sim-nice", default_value_t = 0, value_parser = clap::value_parser!(i32).range(0..=19))]
-    pub nice: i32,
-}
-
-impl Default for SimConfig {
-    fn default() -> Self {
-        SimConfig {
-            nodes: 3,
-            node_cpu: "8".into(),
-            node_memory: "32Gi".into(),
-            node_pods: 110,
-            region: "sim-region".into(),
-            zones: vec!["sim-zone-a".into()],
-            lb_range: "172.18.255.0/24".into(),
-            pod_ready_delay: std::time::Duration::from_secs(1),
-            job_duration: std::time::Duration::from_secs(2),
-            nice: 0,
-        }
-    }
-}
-
-/// The member-cluster controllers' flags (control-plane role).
-#[derive(Debug, Clone, clap::Args)]
-pub struct MemberConfig {
-    /// How often each member's `/readyz` is probed.
-    #[arg(long = "cluster-probe-period", default_value = "10s", value_parser = parse_duration)]
-    pub probe_period: std::time::Duration,
-    /// How long one probe may take.
-    #[arg(long = "cluster-probe-timeout", default_value = "3s", value_parser = parse_duration)]
-    pub probe_timeout: std::time::Duration,
-    /// Consecutive failed probes that make a Ready member not Ready.
-    #[arg(long = "cluster-failure-threshold", default_value_t = 3)]
-    pub failure_threshold: u32,
-    /// How long a member may stay not Ready before its Divided replicas
-    /// are re-planned onto Ready clusters (Duplicated copies stay).
-    #[arg(long = "cluster-grace-period", default_value = "60s", value_parser = parse_duration)]
-    pub grace_period: std::time::Duration,
-    /// How many writes the syncer has in flight to one member at a time.
-    #[arg(long = "sync-concurrency", default_value_t = 8)]
-    pub sync_concurrency: usize,
-}
-
-impl Default for MemberConfig {
-    fn default() -> Self {
-        MemberConfig {
-            probe_period: std::time::Duration::from_secs(10),
-            probe_timeout: std::time::Duration::from_secs(3),
-            failure_threshold: 3,
-            grace_period: std::time::Duration::from_secs(60),
-            sync_concurrency: 8,
-        }
-    }
-}
+use clap::ValueEnum;
 
 /// Leader election of the controllers (kube-controller-manager's flags).
 #[derive(Debug, Clone, clap::Args)]
@@ -313,14 +124,6 @@ pub struct Config {
     /// Give workloads simulated status, like KWOK (member role).
     #[arg(long)]
     pub simulate_workloads: bool,
-
-    /// The workload simulator's settings.
-    #[command(flatten)]
-    pub sim: SimConfig,
-
-    /// The member-cluster controllers' settings.
-    #[command(flatten)]
-    pub members: MemberConfig,
 
     /// Leader election of the controllers.
     #[command(flatten)]
@@ -654,7 +457,7 @@ impl ProtectConfig {
 
 /// Parses Go-style durations as kube-apiserver flags take them: `300ms`,
 /// `30s`, `5m`, `1h`.
-fn parse_duration(s: &str) -> std::result::Result<std::time::Duration, String> {
+pub fn parse_duration(s: &str) -> std::result::Result<std::time::Duration, String> {
     let (digits, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
     let n: u64 = digits
         .parse()
@@ -710,8 +513,6 @@ impl Config {
             etcd_compaction_interval: std::time::Duration::from_secs(300),
             role: Role::ControlPlane,
             simulate_workloads: false,
-            sim: SimConfig::default(),
-            members: MemberConfig::default(),
             leader_election: LeaderElectionConfig::default(),
             token_auth_file: None,
             authn: AuthnConfig::default(),
@@ -768,93 +569,4 @@ fn parse_port_range(s: &str) -> Result<std::ops::RangeInclusive<u16>, String> {
         return Err(format!("{s:?} is not a valid port range"));
     }
     Ok(lo..=hi)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(args: &[&str]) -> Config {
-        let cli = Cli::try_parse_from(args).expect("flags parse");
-        match cli.command {
-            Command::Serve(c) => *c,
-            other => panic!("not serve: {other:?}"),
-        }
-    }
-
-    #[test]
-    fn defaults() {
-        let c = parse(&["skein", "serve"]);
-        assert_eq!(c.data_dir, PathBuf::from("./skein-data"));
-        assert_eq!(c.bind_address, IpAddr::V4(Ipv4Addr::LOCALHOST));
-        assert_eq!(c.secure_port, 6443);
-        assert!(c.etcd_servers.is_empty());
-        assert_eq!(c.etcd_prefix, "");
-        assert_eq!(c.role, Role::ControlPlane);
-        assert!(!c.simulate_workloads);
-        assert_eq!(c.token_auth_file, None);
-        assert_eq!(c.store_path(), PathBuf::from("./skein-data/store.redb"));
-    }
-
-    #[test]
-    fn every_flag() {
-        let c = parse(&[
-            "skein",
-            "serve",
-            "--data-dir=/d",
-            "--bind-address=0.0.0.0",
-            "--secure-port=0",
-            "--etcd-servers=http://a:2379,http://b:2379",
-            "--etcd-prefix=/skein",
-            "--role=member",
-            "--simulate-workloads",
-            "--token-auth-file=/t.csv",
-        ]);
-        assert_eq!(c.etcd_servers, ["http://a:2379", "http://b:2379"]);
-        assert_eq!(c.secure_port, 0);
-        assert_eq!(c.role, Role::Member);
-        assert!(c.simulate_workloads);
-        assert_eq!(c.token_auth_file, Some(PathBuf::from("/t.csv")));
-        assert_eq!(c.client_address(), IpAddr::V4(Ipv4Addr::LOCALHOST));
-        assert_eq!(c.kubeconfig_path(), PathBuf::from("/d/admin.kubeconfig"));
-    }
-
-    #[test]
-    fn authn_flags() {
-        let c = parse(&["skein", "serve"]);
-        assert!(!c.authn.anonymous_auth);
-        assert_eq!(c.authn.oidc_username_claim, "sub");
-        assert_eq!(c.authn.oidc_signing_algs, ["RS256"]);
-        let d = AuthnConfig::default();
-        assert_eq!(c.authn.cluster_signing_duration, d.cluster_signing_duration);
-        assert_eq!(c.authn.oidc_signing_algs, d.oidc_signing_algs);
-        let c = parse(&[
-            "skein",
-            "serve",
-            "--anonymous-auth",
-            "--service-account-issuer=https://a",
-            "--service-account-issuer=https://b",
-            "--oidc-required-claim=hd=x.io,tier=1",
-            "--oidc-signing-algs=RS256,ES256",
-            "--cluster-signing-duration=1h",
-        ]);
-        assert!(c.authn.anonymous_auth);
-        assert_eq!(c.authn.service_account_issuers, ["https://a", "https://b"]);
-        assert_eq!(c.authn.oidc_required_claims, ["hd=x.io", "tier=1"]);
-        assert_eq!(c.authn.oidc_signing_algs, ["RS256", "ES256"]);
-        assert_eq!(
-            c.authn.cluster_signing_duration,
-            std::time::Duration::from_secs(3600)
-        );
-        assert!(
-            !parse(&["skein", "serve", "--anonymous-auth=false"])
-                .authn
-                .anonymous_auth
-        );
-    }
-
-    #[test]
-    fn bad_role_is_rejected() {
-        assert!(Cli::try_parse_from(["skein", "serve", "--role=boss"]).is_err());
-    }
 }

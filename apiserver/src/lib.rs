@@ -1,7 +1,9 @@
-//! Skein's API server: the `skein` binary's library half.
-//!
-//! `main.rs` only parses flags into a [`config::Config`] and calls
-//! [`server::run`]. Everything else lives here so it can be unit-tested.
+//! Skein's Kubernetes API server, as a library: HTTP, authentication and
+//! authorization, audit, the registry and its watch cache, storage
+//! wiring, OpenAPI, apply and patch, tables, the native controllers
+//! (garbage collector, namespaces, bootstrap, CRDs) and the member-cluster
+//! client. The `skein` crate wires it with the federation and the
+//! simulator into the `skein` binary.
 //!
 //! # Architecture Invariants
 //! - Every HTTP error body is a `metav1.Status`, rendered only by
@@ -13,17 +15,16 @@ pub mod admission;
 pub mod apply;
 pub mod audit;
 pub mod authz;
-pub mod cli;
 pub mod codec;
 pub mod config;
 pub mod controllers;
 pub mod csr_signer;
 pub mod encryption;
 pub mod error;
-pub mod federation;
 pub mod http;
 pub mod kubeconfig;
 pub mod log_writer;
+pub mod member_client;
 pub mod metrics;
 pub mod openapi;
 pub mod patch;
@@ -31,7 +32,6 @@ pub mod pki;
 pub mod registry;
 pub mod schema;
 pub mod selector;
-pub mod server;
 pub mod status;
 pub mod store;
 pub mod table;

@@ -5,7 +5,7 @@
 //!
 //! - [`skein_bin`]: the `skein` binary under test (`$SKEIN_BIN`, or the
 //!   workspace's `target/debug/skein`; build it with
-//!   `cargo build -p skein-apiserver`).
+//!   `cargo build -p skein`).
 //! - [`kubectl_binaries`]: every kubectl the suites run against
 //!   (`$SKEIN_KUBECTL`, or the ones `hack/tools.sh` installs).
 //! - [`server::Server`]: a running `skein serve` on a free port.
@@ -56,7 +56,7 @@ pub fn skein_bin() -> PathBuf {
     };
     assert!(
         path.is_file(),
-        "the skein binary {} does not exist: build it with `cargo build -p skein-apiserver` \
+        "the skein binary {} does not exist: build it with `cargo build -p skein` \
          (or point SKEIN_BIN at one)",
         path.display()
     );

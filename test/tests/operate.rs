@@ -669,7 +669,7 @@ async fn version_reports_the_commit_tree_state_and_build_date() {
         .expect("body");
     assert_eq!(
         v["gitCommit"], head,
-        "the binary was built from another commit (rebuild it: cargo build -p skein-apiserver)"
+        "the binary was built from another commit (rebuild it: cargo build -p skein)"
     );
     let state = v["gitTreeState"].as_str().expect("gitTreeState");
     assert!(state == "clean" || state == "dirty", "{state}");

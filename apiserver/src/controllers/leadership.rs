@@ -29,7 +29,7 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 use tokio::time::Instant;
 
-use crate::controllers::simulator::nodes::micro_timestamp;
+use crate::registry::object::micro_timestamp;
 use crate::registry::{Registry, Target, WriteOptions, object, resource};
 use crate::status::ApiError;
 

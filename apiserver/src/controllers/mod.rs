@@ -22,7 +22,6 @@ pub mod queue;
 pub mod rootca;
 pub mod service_addresses;
 pub mod serviceaccount;
-pub mod simulator;
 
 use std::sync::Arc;
 

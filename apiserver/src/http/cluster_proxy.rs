@@ -46,7 +46,7 @@ use serde_json::Value;
 use super::AppState;
 use super::authn::UserInfo;
 use super::status::ApiError;
-use crate::federation::members::credentials;
+use crate::member_client::credentials;
 use crate::registry::{Registry, resource};
 
 /// The API group of `clusters`.
@@ -233,10 +233,7 @@ async fn proxy(state: &AppState, req: Request) -> Result<Response, ApiError> {
     let response = client.send(request).await.map_err(|e| {
         unavailable(
             name,
-            &format!(
-                "{server}: {}",
-                crate::federation::members::member::chain(&e)
-            ),
+            &format!("{server}: {}", crate::member_client::chain(&e)),
         )
     })?;
     let (mut head, body) = response.into_parts();
@@ -328,7 +325,7 @@ async fn client_for(registry: &Registry, name: &str) -> Result<(kube::Client, St
             name,
             &format!(
                 "its kubeconfig secret {namespace}/{secret_name} cannot be used: {}",
-                crate::federation::members::member::chain(&e)
+                crate::member_client::chain(&e)
             ),
         )
     })?;

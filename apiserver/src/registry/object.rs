@@ -174,6 +174,16 @@ pub fn rfc3339(t: time::OffsetDateTime) -> String {
     )
 }
 
+/// A MicroTime as Kubernetes writes it (`2026-01-02T03:04:05.123456Z`).
+pub fn micro_timestamp(t: time::OffsetDateTime) -> String {
+    let t = t.to_offset(time::UtcOffset::UTC);
+    format!(
+        "{}.{:06}Z",
+        rfc3339(t).trim_end_matches('Z'),
+        t.microsecond()
+    )
+}
+
 /// Everything but `metadata` and `status`: what a spec change compares.
 pub fn without_meta_and_status(obj: &Value) -> Value {
     match obj {

@@ -89,7 +89,7 @@ pub fn skein_binary() -> anyhow::Result<PathBuf> {
     )?;
     anyhow::ensure!(
         bin.is_file(),
-        "SKEIN_BIN={} does not exist (build it with `cargo build --release -p skein-apiserver \
+        "SKEIN_BIN={} does not exist (build it with `cargo build --release -p skein \
          --bin skein`)",
         bin.display()
     );

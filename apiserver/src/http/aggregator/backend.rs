@@ -115,7 +115,7 @@ impl BackendClient {
         client
             .request(request)
             .await
-            .map_err(|e| crate::federation::members::member::chain(&e))
+            .map_err(|e| crate::member_client::chain(&e))
     }
 }
 

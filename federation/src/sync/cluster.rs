@@ -1,0 +1,914 @@
+//! One member's syncer: its own work queue of federated objects, a bounded
+//! number of writes in flight ([`crate::config::MemberConfig::sync_concurrency`]),
+//! exponential backoff per object, and watches of the copies Skein manages
+//! there (label selector on [`super::MANAGED_BY`]) kept in a local cache,
+//! for drift, status and strays.
+//!
+//! Contract:
+//! - A dead or slow member delays only its own queue: nothing here is
+//!   shared with other clusters but [`Shared`].
+//! - Each sync reads the object's [`Plan`], the member's copy (the cache,
+//!   or a GET when the cache has none, so a foreign object of that name is
+//!   seen), asks the pure [`super::plan::plan`], acts, and records a
+//!   [`CopyState`]. Failures retry with backoff.
+//! - A copy whose federated object is gone (a stray, after a crash) is
+//!   deleted once the federation's informers have synced.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+
+use super::member::{CallError, MemberApi, MemberEvent};
+use super::plan::{self, Action, Desired as PlanDesired};
+use super::shared::{CopyState, Desired, ObjId, Shared, State, lock};
+use skein_apiserver::controllers::informer::ObjectKey;
+use skein_apiserver::controllers::queue::WorkQueue;
+use skein_apiserver::registry::object;
+
+/// How a member watch event's object differs from the cached copy.
+enum Change {
+    /// The very version cached (the answer to this syncer's own write).
+    Same,
+    /// Only its status: recorded, not synced.
+    Status,
+    /// Anything else: synced and recorded.
+    Other,
+}
+
+/// What the watch saw of an object while a sync of it ran.
+#[derive(Default)]
+struct Pass {
+    /// The `resourceVersion` the sync's own last write answered with.
+    wrote: Option<String>,
+    /// The watch told of a change (cached, not queued).
+    missed: bool,
+}
+
+/// One member's syncer. See the module documentation.
+pub struct ClusterSyncer {
+    /// The Cluster's name.
+    pub name: String,
+    /// The Cluster's uid and generation and its kubeconfig: a change
+    /// restarts the syncer.
+    pub fingerprint: String,
+    api: MemberApi,
+    cache: RwLock<std::collections::HashMap<ObjId, Arc<Value>>>,
+    queue: WorkQueue<ObjId>,
+    namespaces: Mutex<HashSet<String>>,
+    /// The objects being synced now. A watch event of one is only cached:
+    /// most are the answer to the sync's own write, arriving before its
+    /// response; the sync's end looks whether it missed anything else.
+    syncing: Mutex<std::collections::HashMap<ObjId, Pass>>,
+    /// Per object, the copy this syncer last applied and the
+    /// `resourceVersion` the member answered with: while the member holds
+    /// that very version and the plan still wants that copy, a sync has
+    /// nothing to do and need not compare them field by field.
+    written: Mutex<std::collections::HashMap<ObjId, (Arc<Value>, String)>>,
+    tasks: Mutex<Vec<JoinHandle<()>>>,
+    /// How many resources' copies have been listed at least once.
+    listed: std::sync::atomic::AtomicUsize,
+    /// How many resources the syncer watches: one watch loop for each
+    /// index of [`Shared::kinds`] below it.
+    watched: Mutex<usize>,
+}
+
+impl Drop for ClusterSyncer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn selector() -> String {
+    format!("{}={}", super::MANAGED_BY, super::FEDERATION_NAME)
+}
+
+impl ClusterSyncer {
+    /// Starts the syncer of `name` reaching the member through `client`:
+    /// its watches and its workers.
+    pub fn start(
+        shared: &Arc<Shared>,
+        name: &str,
+        fingerprint: String,
+        client: kube::Client,
+    ) -> Arc<ClusterSyncer> {
+        let syncer = Arc::new(ClusterSyncer {
+            name: name.to_owned(),
+            fingerprint,
+            api: MemberApi::new(client),
+            cache: RwLock::default(),
+            queue: WorkQueue::new(),
+            namespaces: Mutex::default(),
+            syncing: Mutex::default(),
+            written: Mutex::default(),
+            tasks: Mutex::default(),
+            listed: std::sync::atomic::AtomicUsize::new(0),
+            watched: Mutex::new(0),
+        });
+        let mut tasks = Vec::new();
+        for _ in 0..shared.config.sync_concurrency.max(1) {
+            let (s, sh) = (Arc::downgrade(&syncer), shared.clone());
+            tasks.push(tokio::spawn(async move { work_loop(s, sh).await }));
+        }
+        *syncer
+            .tasks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = tasks;
+        syncer.follow_kinds(shared);
+        syncer
+    }
+
+    /// Starts watching the member's copies of every kind of
+    /// [`Shared::kinds`] not watched yet (a custom resource whose CRD was
+    /// just established). Idempotent.
+    pub fn follow_kinds(self: &Arc<Self>, shared: &Arc<Shared>) {
+        let mut watched = self
+            .watched
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let now = shared.kinds.len();
+        let mut tasks = self
+            .tasks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for kind in *watched..now {
+            let (s, sh) = (Arc::downgrade(self), shared.clone());
+            tasks.push(tokio::spawn(async move { watch_loop(s, sh, kind).await }));
+        }
+        *watched = now.max(*watched);
+    }
+
+    /// Aborts the syncer's tasks.
+    pub fn stop(&self) {
+        for t in self
+            .tasks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .drain(..)
+        {
+            t.abort();
+        }
+    }
+
+    /// Whether the member holds no copy any more, as far as every
+    /// resource's list and watch tell (an unjoined cluster is released).
+    pub fn settled(&self) -> bool {
+        self.listed.load(std::sync::atomic::Ordering::Acquire)
+            >= *self
+                .watched
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+            && self
+                .cache
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .is_empty()
+    }
+
+    /// Queues `id` for a sync.
+    pub fn enqueue(&self, id: ObjId) {
+        self.queue.add(id);
+    }
+
+    /// The member's copy of `id`, as last seen.
+    pub fn copy_of(&self, id: &ObjId) -> Option<Arc<Value>> {
+        self.cache
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(id)
+            .cloned()
+    }
+
+    /// Every cached copy of objects of `kind`.
+    pub fn copies_of_kind(&self, kind: usize) -> Vec<ObjId> {
+        self.cache
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .keys()
+            .filter(|i| i.kind == kind)
+            .cloned()
+            .collect()
+    }
+
+    /// How a member's version `obj` of `id` differs from the cached copy:
+    /// the very version (same uid and `resourceVersion`), only its status
+    /// ([`super::plan::status_only_change`]), or otherwise.
+    fn change(&self, id: &ObjId, obj: &Value) -> Change {
+        let cache = self
+            .cache
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(seen) = cache
+            .get(id)
+            .filter(|seen| object::uid(seen) == object::uid(obj))
+        else {
+            return Change::Other;
+        };
+        let rv = object::meta_str(seen, "resourceVersion");
+        if rv.is_some() && rv == object::meta_str(obj, "resourceVersion") {
+            Change::Same
+        } else if super::plan::status_only_change(seen, obj) {
+            Change::Status
+        } else {
+            Change::Other
+        }
+    }
+
+    fn remember(&self, id: &ObjId, obj: Option<Value>) {
+        let mut cache = self
+            .cache
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match obj {
+            Some(o) if super::plan::is_ours(&o).is_some() => {
+                // A write's response can arrive after the watch told of a
+                // later version (a CRD's Established status): keep that.
+                if cache.get(id).is_some_and(|seen| newer(seen, &o)) {
+                    return;
+                }
+                cache.insert(id.clone(), Arc::new(o));
+            }
+            _ => {
+                cache.remove(id);
+                drop(cache);
+                lock(&self.written).remove(id);
+            }
+        }
+    }
+
+    /// Whether the member holds the version this syncer's last write of
+    /// `desired` left (then the copy is as desired). Keeps `desired` for
+    /// the next time (a re-plan renders an equal copy anew).
+    fn holds_own_write(&self, id: &ObjId, desired: &Arc<Value>, observed: &Value) -> bool {
+        let mut written = lock(&self.written);
+        let Some((copy, rv)) = written.get_mut(id) else {
+            return false;
+        };
+        let same = object::meta_str(observed, "resourceVersion") == Some(rv.as_str())
+            && (Arc::ptr_eq(copy, desired) || **copy == **desired);
+        if same {
+            *copy = desired.clone();
+        }
+        same
+    }
+}
+
+/// Whether `seen` is a later version of the same object than `other`:
+/// the same uid and a higher `resourceVersion` (member resource versions
+/// are opaque to clients, but every Kubernetes API server's are etcd
+/// revisions; when either does not parse, `false`).
+fn newer(seen: &Value, other: &Value) -> bool {
+    let rv = |o: &Value| object::meta_str(o, "resourceVersion").and_then(|r| r.parse::<u64>().ok());
+    object::uid(seen) == object::uid(other)
+        && matches!((rv(seen), rv(other)), (Some(a), Some(b)) if a > b)
+}
+
+/// `(group/version, plural)` of each served version of a CRD.
+pub(crate) fn served_versions(crd: &Value) -> Vec<(String, String)> {
+    let (Some(group), Some(plural)) = (
+        crd.pointer("/spec/group").and_then(Value::as_str),
+        crd.pointer("/spec/names/plural").and_then(Value::as_str),
+    ) else {
+        return Vec::new();
+    };
+    crd.pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|v| v.get("served").and_then(Value::as_bool) == Some(true))
+        .filter_map(|v| v.get("name").and_then(Value::as_str))
+        .map(|v| (format!("{group}/{v}"), plural.to_owned()))
+        .collect()
+}
+
+/// When `obj` is a member's copy of a CRD (`kind` is the CRDs'), the
+/// index of the custom resource it defines, if propagated: its objects are
+/// to be planned again once the copy is remembered (the member may serve
+/// them now, or no more).
+fn custom_kind_of_copy(shared: &Shared, kind: usize, obj: &Value) -> Option<usize> {
+    if Some(kind) != shared.kind_of("apiextensions.k8s.io", "customresourcedefinitions") {
+        return None;
+    }
+    let group = obj.pointer("/spec/group").and_then(Value::as_str)?;
+    let plural = obj.pointer("/spec/names/plural").and_then(Value::as_str)?;
+    shared.kind_of(group, plural)
+}
+
+/// Plans every object of the custom resource `custom` again.
+fn replan_kind(shared: &Shared, custom: Option<usize>) {
+    let Some((kind, k)) = custom.and_then(|c| Some((c, shared.kinds.get(c)?))) else {
+        return;
+    };
+    for key in k.informer.keys() {
+        shared.objects.add(ObjId { kind, key });
+    }
+}
+
+/// Lists then watches the managed copies of one resource on the member,
+/// keeping the cache and queueing every object that changed.
+async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>, kind: usize) {
+    let mut failures = 0u32;
+    let mut counted = false;
+    loop {
+        // Read at every relist: a custom resource's version may change.
+        let Some(res) = shared.kinds.get(kind).map(|k| k.res.clone()) else {
+            return;
+        };
+        let Some(s) = syncer.upgrade() else { return };
+        let api = s.api.clone();
+        drop(s);
+        let listed = api.list(&res, &selector()).await;
+        let (items, mut rv) = match listed {
+            Ok(x) => x,
+            Err(e) => {
+                // A member without the API holds no copy of it.
+                if e.code() == Some(404)
+                    && !counted
+                    && let Some(s) = syncer.upgrade()
+                {
+                    counted = true;
+                    s.listed.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+                }
+                // A member without the API (or unreachable): try again later.
+                failures = failures.saturating_add(1);
+                tracing::debug!(resource = res.plural, error = %e, "member list failed");
+                tokio::time::sleep(
+                    skein_apiserver::controllers::queue::backoff(failures)
+                        .clamp(Duration::from_secs(1), Duration::from_secs(5)),
+                )
+                .await;
+                continue;
+            }
+        };
+        failures = 0;
+        {
+            let Some(s) = syncer.upgrade() else { return };
+            if !counted {
+                counted = true;
+                s.listed.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+            }
+            let fresh: std::collections::HashMap<ObjId, Arc<Value>> = items
+                .into_iter()
+                .map(|o| {
+                    (
+                        ObjId {
+                            kind,
+                            key: ObjectKey::of(&o),
+                        },
+                        Arc::new(o),
+                    )
+                })
+                .collect();
+            let mut changed: Vec<ObjId> = Vec::new();
+            let mut customs: Vec<Option<usize>> = Vec::new();
+            {
+                let mut cache = s
+                    .cache
+                    .write()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                cache.retain(|id, _| {
+                    let keep = id.kind != kind || fresh.contains_key(id);
+                    if !keep {
+                        changed.push(id.clone());
+                    }
+                    keep
+                });
+                for (id, o) in fresh {
+                    customs.push(custom_kind_of_copy(&shared, kind, &o));
+                    cache.insert(id.clone(), o);
+                    changed.push(id);
+                }
+            }
+            for custom in customs {
+                replan_kind(&shared, custom);
+            }
+            for id in changed {
+                s.queue.add(id.clone());
+                shared.record(&id);
+            }
+        }
+        loop {
+            let Some(s) = syncer.upgrade() else { return };
+            let api = s.api.clone();
+            drop(s);
+            if shared
+                .kinds
+                .get(kind)
+                .is_none_or(|k| k.res.version != res.version)
+            {
+                break;
+            }
+            let mut events = match api.watch(&res, &selector(), &rv).await {
+                Ok(e) => e,
+                Err(_) => break,
+            };
+            let mut gone = false;
+            while let Some(ev) = events.next().await {
+                let Some(s) = syncer.upgrade() else { return };
+                match ev {
+                    Ok(MemberEvent::Applied(o)) => {
+                        rv = object::meta_str(&o, "resourceVersion")
+                            .unwrap_or_default()
+                            .to_owned();
+                        let id = ObjId {
+                            kind,
+                            key: ObjectKey::of(&o),
+                        };
+                        let custom = custom_kind_of_copy(&shared, kind, &o);
+                        // The very version a write of this syncer answered
+                        // with (and recorded): nothing new to sync. A
+                        // status write on the member: nothing to sync
+                        // either, only its status to record.
+                        let change = s.change(&id, &o);
+                        s.remember(&id, Some(o));
+                        replan_kind(&shared, custom);
+                        match change {
+                            Change::Same => {}
+                            Change::Status => shared.record_status(&id),
+                            Change::Other if s.missed_by_sync(&id) => {}
+                            Change::Other => {
+                                s.queue.add(id.clone());
+                                shared.record(&id);
+                            }
+                        }
+                    }
+                    Ok(MemberEvent::Deleted(o)) => {
+                        rv = object::meta_str(&o, "resourceVersion")
+                            .unwrap_or_default()
+                            .to_owned();
+                        let id = ObjId {
+                            kind,
+                            key: ObjectKey::of(&o),
+                        };
+                        s.remember(&id, None);
+                        replan_kind(&shared, custom_kind_of_copy(&shared, kind, &o));
+                        s.queue.add(id.clone());
+                        shared.record(&id);
+                    }
+                    Ok(MemberEvent::Progress(r)) => rv = r,
+                    Err(e) => {
+                        // 410 Gone: relist; anything else: rewatch.
+                        gone = e.code() == Some(410);
+                        break;
+                    }
+                }
+            }
+            if gone {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+}
+
+async fn work_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>) {
+    loop {
+        let queue = match syncer.upgrade() {
+            Some(s) => s.queue.clone(),
+            None => return,
+        };
+        let item = queue.next().await;
+        let Some(s) = syncer.upgrade() else { return };
+        match s.sync(&shared, item.key()).await {
+            Ok(()) => drop(item),
+            Err(Retry::Soon) => item.retry(),
+            Err(Retry::After(d)) => item.requeue_after(d),
+            Err(Retry::Look) => item.retry(),
+        }
+    }
+}
+
+/// How a failed sync is retried.
+enum Retry {
+    /// With the queue's exponential backoff.
+    Soon,
+    /// After this delay (a refusal that will not change soon).
+    After(Duration),
+    /// The member refused a create-only apply: it holds an object of that
+    /// name the syncer did not see; sync again after reading it. Never
+    /// leaves [`ClusterSyncer::sync`].
+    Look,
+}
+
+impl ClusterSyncer {
+    fn desired(&self, shared: &Shared, id: &ObjId) -> Option<(Desired, String, i64, plan::Policy)> {
+        match shared.plan(id) {
+            Some(p) => {
+                let d = match p.copies.get(&self.name) {
+                    Some(d) => d.clone(),
+                    // A Namespace copy is made by the syncer when an object
+                    // needs it, before the Namespace's plan knows: plan again.
+                    None if Some(id.kind) == shared.kind_of("", "namespaces") => {
+                        shared.objects.add(id.clone());
+                        return None;
+                    }
+                    None => Desired::Absent,
+                };
+                Some((d, p.uid.clone(), p.generation, p.policy))
+            }
+            None => {
+                // Not planned: a stray when the federation has no such object.
+                let kind = shared.kinds.get(id.kind)?;
+                if !kind.informer.is_synced() || shared.object(id).is_some() {
+                    return None;
+                }
+                Some((
+                    Desired::Absent,
+                    String::new(),
+                    0,
+                    plan::Policy {
+                        conflict: skein_admission::placement::ConflictResolution::Abort,
+                        drift: skein_admission::placement::Drift::Enforce,
+                    },
+                ))
+            }
+        }
+    }
+
+    /// Syncs one object's copy on this cluster.
+    ///
+    /// A copy the member watch has not shown is created without reading
+    /// the member first: a create-only apply (see [`MemberApi::apply_new`]).
+    /// When the member refuses it, it holds an object of that name (a
+    /// foreign one, or a copy the watch has not delivered yet), so the
+    /// object is read and the sync planned again from what it is, as
+    /// `Abort`, `Adopt` and `Overwrite` need.
+    ///
+    /// A change the watch told of meanwhile is synced again afterwards,
+    /// unless it is the version the sync's own write left.
+    async fn sync(&self, shared: &Shared, id: &ObjId) -> Result<(), Retry> {
+        lock(&self.syncing).insert(id.clone(), Pass::default());
+        let result = match self.sync_pass(shared, id, false).await {
+            Err(Retry::Look) => self.sync_pass(shared, id, true).await,
+            other => other,
+        };
+        let pass = lock(&self.syncing).remove(id).unwrap_or_default();
+        if pass.missed {
+            let now = self
+                .copy_of(id)
+                .and_then(|c| object::meta_str(&c, "resourceVersion").map(str::to_owned));
+            if pass.wrote.is_none() || now != pass.wrote {
+                self.queue.add(id.clone());
+                shared.record(id);
+            }
+        }
+        result
+    }
+
+    /// Whether a sync of `id` runs now; if so, it is told the watch saw a
+    /// change.
+    fn missed_by_sync(&self, id: &ObjId) -> bool {
+        match lock(&self.syncing).get_mut(id) {
+            Some(pass) => {
+                pass.missed = true;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// One pass of [`ClusterSyncer::sync`]; `look`: read the member's
+    /// object when the watch has not shown it (else create only).
+    async fn sync_pass(&self, shared: &Shared, id: &ObjId, look: bool) -> Result<(), Retry> {
+        let Some(res) = shared.kinds.get(id.kind).map(|k| k.res.clone()) else {
+            return Ok(());
+        };
+        let Some((desired, uid, generation, policy)) = self.desired(shared, id) else {
+            return Ok(());
+        };
+        let state = |state: State, message: String, applied: Option<i64>| CopyState {
+            state,
+            message,
+            applied_generation: applied,
+            uid: uid.clone(),
+        };
+        let mut observed: Option<Arc<Value>> = self.copy_of(id);
+        if look && observed.is_none() && matches!(desired, Desired::Copy(_)) {
+            match self.api.get(&res, &id.key.namespace, &id.key.name).await {
+                Ok(o) => observed = o.map(Arc::new),
+                Err(e) => {
+                    shared.set_copy_state(
+                        id,
+                        &self.name,
+                        state(State::Failed, e.to_string(), None),
+                    );
+                    return Err(Retry::Soon);
+                }
+            }
+        }
+        if let (Desired::Copy(copy), Some(o)) = (&desired, observed.as_deref())
+            && self.holds_own_write(id, copy, o)
+        {
+            shared.set_copy_state(
+                id,
+                &self.name,
+                state(State::Applied, String::new(), Some(generation)),
+            );
+            return Ok(());
+        }
+        let plan_desired = match &desired {
+            Desired::Copy(v) => PlanDesired::Copy(v),
+            Desired::Absent | Desired::Unrenderable(_) => PlanDesired::Absent,
+            Desired::Orphaned => PlanDesired::Orphaned,
+        };
+        let action = plan::plan(plan_desired, observed.as_deref(), &uid, policy);
+        if let Desired::Unrenderable(msg) = &desired {
+            shared.set_copy_state(id, &self.name, state(State::Failed, msg.clone(), None));
+            if !matches!(action, Action::Delete) {
+                return Ok(());
+            }
+        }
+        let result = match action {
+            Action::Create | Action::Apply { .. } => {
+                let force = matches!(action, Action::Apply { force: true });
+                let Desired::Copy(body) = &desired else {
+                    return Ok(());
+                };
+                if res.namespaced
+                    && let Err(e) = self.ensure_namespace(shared, &id.key.namespace).await
+                {
+                    shared.set_copy_state(
+                        id,
+                        &self.name,
+                        state(State::Failed, e.to_string(), None),
+                    );
+                    return Err(Retry::Soon);
+                }
+                match action {
+                    Action::Create if !look && !uid.is_empty() => {
+                        match self.api.apply_new(&res, body, &uid).await {
+                            Err(e) if matches!(e.code(), Some(409 | 422)) => {
+                                return Err(Retry::Look);
+                            }
+                            other => other.map(Some),
+                        }
+                    }
+                    _ => self.api.apply(&res, body, force).await.map(Some),
+                }
+            }
+            Action::Replace => {
+                let Desired::Copy(body) = &desired else {
+                    return Ok(());
+                };
+                let mut body = (**body).clone();
+                if let (Some(m), Some(o)) = (
+                    body.get_mut("metadata").and_then(Value::as_object_mut),
+                    observed.as_deref(),
+                ) {
+                    m.insert(
+                        "resourceVersion".into(),
+                        json!(object::meta_str(o, "resourceVersion").unwrap_or_default()),
+                    );
+                }
+                self.api.replace(&res, &body).await.map(Some)
+            }
+            Action::Nothing => {
+                if let Desired::Copy(copy) = &desired {
+                    // Drift left alone (Ignore) must not hold back the
+                    // rest of the copy.
+                    if let Err(e) = self
+                        .apply_around_drift(&res, copy, observed.as_deref())
+                        .await
+                    {
+                        shared.set_copy_state(
+                            id,
+                            &self.name,
+                            state(State::Failed, e.to_string(), None),
+                        );
+                        return Err(Retry::Soon);
+                    }
+                    shared.set_copy_state(
+                        id,
+                        &self.name,
+                        state(State::Applied, String::new(), Some(generation)),
+                    );
+                } else if observed.is_none() {
+                    shared.clear_copy_state(id, &self.name);
+                }
+                return Ok(());
+            }
+            Action::Delete => {
+                shared.set_copy_state(id, &self.name, state(State::Deleting, String::new(), None));
+                match self.api.delete(&res, &id.key.namespace, &id.key.name).await {
+                    Ok(()) => {
+                        self.remember(id, None);
+                        shared.clear_copy_state(id, &self.name);
+                        return Ok(());
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            Action::Orphan => {
+                let patch = json!({"metadata": {
+                    "labels": {(super::MANAGED_BY): null},
+                    "annotations": {(super::ORIGIN_UID): null},
+                }});
+                match self
+                    .api
+                    .merge_patch(&res, &id.key.namespace, &id.key.name, &patch)
+                    .await
+                {
+                    Ok(_) => {
+                        self.remember(id, None);
+                        shared.clear_copy_state(id, &self.name);
+                        if let Some(obj) = shared.object(id) {
+                            let message = format!(
+                                "left the copy on cluster {} without Skein's markers",
+                                self.name
+                            );
+                            super::record::emit(
+                                &shared.registry,
+                                &res,
+                                &obj,
+                                "Orphaned",
+                                "Normal",
+                                &message,
+                            )
+                            .await;
+                        }
+                        return Ok(());
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            Action::Conflict { message } => {
+                shared.set_copy_state(id, &self.name, state(State::Conflict, message, None));
+                return Ok(());
+            }
+            Action::Drifted { path, manager } => {
+                if let Desired::Copy(copy) = &desired
+                    && let Err(e) = self
+                        .apply_around_drift(&res, copy, observed.as_deref())
+                        .await
+                {
+                    tracing::debug!(cluster = self.name, error = %e, "applying around drift failed");
+                }
+                shared.set_copy_state(
+                    id,
+                    &self.name,
+                    state(
+                        State::Drifted,
+                        format!("{path} is changed by field manager {manager:?}"),
+                        None,
+                    ),
+                );
+                return Ok(());
+            }
+        };
+        match result {
+            Ok(Some(obj)) => {
+                let rv = object::meta_str(&obj, "resourceVersion").map(str::to_owned);
+                if let Some(pass) = lock(&self.syncing).get_mut(id) {
+                    pass.wrote = rv.clone();
+                }
+                match (&desired, rv) {
+                    (Desired::Copy(copy), Some(rv))
+                        if matches!(action, Action::Create | Action::Apply { .. }) =>
+                    {
+                        lock(&self.written).insert(id.clone(), (copy.clone(), rv));
+                    }
+                    _ => {
+                        lock(&self.written).remove(id);
+                    }
+                }
+                self.remember(id, Some(obj));
+                shared.set_copy_state(
+                    id,
+                    &self.name,
+                    state(State::Applied, String::new(), Some(generation)),
+                );
+                Ok(())
+            }
+            Ok(None) => Ok(()),
+            Err(e) => {
+                if res.namespaced && matches!(e.code(), Some(403 | 404)) {
+                    // The namespace may be gone or terminating: check it again.
+                    self.namespaces
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .remove(&id.key.namespace);
+                }
+                let retry = match e.code() {
+                    // Refusals: the member will say the same until the object changes.
+                    Some(400 | 422) => Retry::After(Duration::from_secs(30)),
+                    _ => Retry::Soon,
+                };
+                shared.set_copy_state(id, &self.name, state(State::Failed, e.to_string(), None));
+                Err(retry)
+            }
+        }
+    }
+
+    /// Applies the copy without the fields others changed (drift Report or
+    /// Ignore), when the rest of it is not in place yet.
+    async fn apply_around_drift(
+        &self,
+        res: &skein_apiserver::registry::ResourceInfo,
+        copy: &Value,
+        observed: Option<&Value>,
+    ) -> Result<(), CallError> {
+        let Some(observed) = observed else {
+            return Ok(());
+        };
+        let rest = plan::without_drift(copy, observed);
+        if plan::contained(&rest, observed).is_ok() && !plan::skein_owns_more(&rest, observed) {
+            return Ok(());
+        }
+        self.api.apply(res, &rest, false).await.map(|_| ())
+    }
+
+    /// Creates `ns` on the member when it has none (from the federation's
+    /// Namespace, with Skein's markers).
+    async fn ensure_namespace(&self, shared: &Shared, ns: &str) -> Result<(), CallError> {
+        if self
+            .namespaces
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains(ns)
+        {
+            return Ok(());
+        }
+        let Some(kind) = shared.kind_of("", "namespaces") else {
+            return Ok(());
+        };
+        let Some(res) = shared.kinds.get(kind).map(|k| k.res) else {
+            return Ok(());
+        };
+        if self.api.get(&res, "", ns).await?.is_none() {
+            let id = ObjId {
+                kind,
+                key: ObjectKey::new("", ns),
+            };
+            let body = shared
+                .object(&id)
+                .and_then(|fed| {
+                    super::render::render(&super::render::RenderInput {
+                        template: &fed,
+                        cluster: &self.name,
+                        replicas: None,
+                        completions: None,
+                        retain_replicas: false,
+                        override_: None,
+                        federation: super::FEDERATION_NAME,
+                    })
+                    .ok()
+                })
+                .unwrap_or_else(|| {
+                    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns,
+                        "labels": {(super::MANAGED_BY): super::FEDERATION_NAME}}})
+                });
+            let created = self.api.apply(&res, &body, true).await?;
+            self.remember(&id, Some(created));
+        }
+        self.namespaces
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(ns.to_owned());
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn copy(uid: &str, rv: &str) -> Value {
+        json!({"metadata": {"uid": uid, "resourceVersion": rv}})
+    }
+
+    #[test]
+    fn a_later_version_of_the_same_object_is_kept() {
+        assert!(newer(&copy("a", "12"), &copy("a", "9")));
+        assert!(!newer(&copy("a", "9"), &copy("a", "12")));
+        assert!(!newer(&copy("a", "12"), &copy("a", "12")));
+        // Another object of that name (recreated), or opaque versions.
+        assert!(!newer(&copy("a", "12"), &copy("b", "9")));
+        assert!(!newer(&copy("a", "x"), &copy("a", "9")));
+    }
+
+    #[test]
+    fn a_crd_serves_its_served_versions() {
+        let crd = json!({"spec": {
+            "group": "example.com",
+            "names": {"plural": "widgets"},
+            "versions": [
+                {"name": "v1", "served": true},
+                {"name": "v2", "served": false},
+                {"name": "v3", "served": true},
+            ],
+        }});
+        assert_eq!(
+            served_versions(&crd),
+            [
+                ("example.com/v1".to_owned(), "widgets".to_owned()),
+                ("example.com/v3".to_owned(), "widgets".to_owned()),
+            ]
+        );
+        assert!(served_versions(&json!({"spec": {}})).is_empty());
+    }
+}

@@ -1,0 +1,405 @@
+//! The syncer's shared state: what each federated object wants on each
+//! cluster (its [`Plan`], written by the propagator) and how each member
+//! copy is doing (its [`CopyState`], written by the cluster syncers), read
+//! by the recorder. In memory only: after a restart it is rebuilt from the
+//! federation's objects and the members' copies.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+
+use serde_json::Value;
+
+use super::cluster::ClusterSyncer;
+use super::plan::Policy;
+use crate::config::MemberConfig;
+use crate::scheduler::ClusterSnapshot;
+use skein_apiserver::controllers::informer::{Informer, ObjectKey};
+use skein_apiserver::controllers::queue::WorkQueue;
+use skein_apiserver::registry::{Registry, ResourceInfo};
+
+/// A federated object: its resource (index into [`Shared::kinds`]) and its
+/// key.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjId {
+    /// Index into [`Shared::kinds`].
+    pub kind: usize,
+    /// Namespace and name.
+    pub key: ObjectKey,
+}
+
+/// One propagated resource and its informer on the federation.
+#[derive(Clone)]
+pub struct Kind {
+    /// The resource (storage version).
+    pub res: Arc<ResourceInfo>,
+    /// Its objects on the federation.
+    pub informer: Informer,
+}
+
+/// The propagated resources: those of [`super::kinds::PROPAGATED`] first,
+/// then users' custom resources as their CRDs become established.
+///
+/// Contract: append-only, so an index ([`ObjId::kind`]) names the same
+/// group/resource for the life of the process; only a custom resource's
+/// version (and the informer reading it) may change, when its CRD is
+/// created again with another storage version ([`Kinds::replace`]).
+/// Readers get clones (a resource's `Arc` and an informer handle), never
+/// a lock held across an await.
+#[derive(Default)]
+pub struct Kinds(RwLock<Vec<Kind>>);
+
+impl Kinds {
+    /// Kinds holding `kinds`, in that order.
+    pub fn new(kinds: Vec<Kind>) -> Kinds {
+        Kinds(RwLock::new(kinds))
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Vec<Kind>> {
+        self.0
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The kind at `index`.
+    pub fn get(&self, index: usize) -> Option<Kind> {
+        self.read().get(index).cloned()
+    }
+
+    /// How many kinds there are (every index below is valid).
+    pub fn len(&self) -> usize {
+        self.read().len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.read().is_empty()
+    }
+
+    /// Every kind, by index.
+    pub fn all(&self) -> Vec<Kind> {
+        self.read().clone()
+    }
+
+    /// The index of the resource `group`/`plural`.
+    pub fn position(&self, group: &str, plural: &str) -> Option<usize> {
+        self.read()
+            .iter()
+            .position(|k| k.res.group == group && k.res.plural == plural)
+    }
+
+    /// Adds the kind `make` builds unless `group`/`plural` is there
+    /// already; its index, or `None` when it was there.
+    pub fn add(&self, group: &str, plural: &str, make: impl FnOnce() -> Kind) -> Option<usize> {
+        let mut kinds = self
+            .0
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if kinds
+            .iter()
+            .any(|k| k.res.group == group && k.res.plural == plural)
+        {
+            return None;
+        }
+        kinds.push(make());
+        Some(kinds.len() - 1)
+    }
+
+    /// Puts `kind` at `index` when it is the same group/resource as the
+    /// kind there (another version of it); whether it did.
+    pub fn replace(&self, index: usize, kind: Kind) -> bool {
+        let mut kinds = self
+            .0
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match kinds.get_mut(index) {
+            Some(k) if k.res.group == kind.res.group && k.res.plural == kind.res.plural => {
+                *k = kind;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// What the federation wants on one cluster.
+#[derive(Clone, Debug)]
+pub enum Desired {
+    /// This rendered copy.
+    Copy(Arc<Value>),
+    /// This copy could not be rendered (a bad override): the message.
+    Unrenderable(String),
+    /// No copy.
+    Absent,
+    /// No copy; the member's copy stays, without markers.
+    Orphaned,
+}
+
+/// What one federated object wants, cluster by cluster.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The federated object's uid.
+    pub uid: String,
+    /// The version of the federated object this plan was made from
+    /// (`None` once it is gone): a later version that differs only in its
+    /// status plans the same ([`super::plan::status_only_change`]).
+    pub source: Option<Arc<Value>>,
+    /// Its `metadata.generation`.
+    pub generation: i64,
+    /// Conflict and drift policies.
+    pub policy: Policy,
+    /// Every cluster that should hold a copy or lose one.
+    pub copies: BTreeMap<String, Desired>,
+    /// The scheduler's decision for the Placement's `status.decision`;
+    /// `None` when the object is not scheduled (being deleted, or
+    /// control-plane-only).
+    pub decision: Option<Planned>,
+    /// The decision's clusters with their replicas (`None`: a whole copy).
+    pub assigned: BTreeMap<String, Option<i64>>,
+    /// The object is being deleted (or was, or stays on the federation):
+    /// its finalizer goes once no copy is left.
+    pub releasing: bool,
+}
+
+/// A decision as planned, kept typed (a plan is held per object; its
+/// `status.decision` JSON is made when a record writes it).
+#[derive(Clone, Debug)]
+pub struct Planned {
+    /// The scheduler's answer.
+    pub decision: crate::scheduler::Decision,
+    /// `Divided` or `Duplicated`.
+    pub scheduling: &'static str,
+    /// When it was planned (RFC 3339).
+    pub time: String,
+}
+
+impl Planned {
+    /// The Placement's `status.decision`.
+    pub fn status(&self) -> Value {
+        crate::scheduler::record::decision_status(&self.decision, self.scheduling, &self.time)
+    }
+}
+
+/// The per-cluster states of the Placement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// Not applied yet.
+    Pending,
+    /// The member accepted the current generation.
+    Applied,
+    /// The member's copy reports ready.
+    Ready,
+    /// The member refused it or cannot be reached.
+    Failed,
+    /// An object of that name that Skein does not own is there.
+    Conflict,
+    /// Someone else changed a field Skein manages.
+    Drifted,
+    /// The copy is being removed.
+    Deleting,
+}
+
+impl State {
+    /// The name in `status.clusters[].state`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Pending => "Pending",
+            State::Applied => "Applied",
+            State::Ready => "Ready",
+            State::Failed => "Failed",
+            State::Conflict => "Conflict",
+            State::Drifted => "Drifted",
+            State::Deleting => "Deleting",
+        }
+    }
+}
+
+/// How one member copy is doing, as its cluster syncer last saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CopyState {
+    /// The state (Ready is decided by the recorder from the member object).
+    pub state: State,
+    /// Details for people.
+    pub message: String,
+    /// The federated generation last applied (or found in sync).
+    pub applied_generation: Option<i64>,
+    /// The federated uid the state is about.
+    pub uid: String,
+}
+
+/// See the module documentation.
+pub struct Shared {
+    /// The federation's registry.
+    pub registry: Registry,
+    /// Flags.
+    pub config: MemberConfig,
+    /// The propagated resources (see [`Kinds`]).
+    pub kinds: Kinds,
+    /// Clusters on the federation.
+    pub clusters: Informer,
+    /// Plans by object.
+    pub plans: Mutex<HashMap<ObjId, Arc<Plan>>>,
+    /// Copy states by object, then cluster (so forgetting an object
+    /// touches only its own).
+    pub copies: Mutex<HashMap<ObjId, BTreeMap<String, CopyState>>>,
+    /// The running cluster syncers, by Cluster name.
+    pub syncers: RwLock<BTreeMap<String, Arc<ClusterSyncer>>>,
+    /// Placements and ClusterPlacements on the federation.
+    pub placements: [Informer; 2],
+    /// Objects to (re)schedule.
+    pub objects: WorkQueue<ObjId>,
+    /// Objects whose Placement, status, Events and finalizer to write;
+    /// fed through [`Shared::record`].
+    pub records: WorkQueue<ObjId>,
+    /// What each Cluster reads as for the scheduler, by name, with the
+    /// `resourceVersion` it was read at (see [`Shared::cluster_snapshots`]).
+    pub snapshots: Mutex<HashMap<String, (String, ClusterSnapshot)>>,
+}
+
+/// How long a change waits before it is recorded, so that the changes of
+/// one object on every cluster (its copies are applied, then become ready,
+/// at about the same time) make one Placement and status write instead of
+/// one each. It bounds the delay a change adds to what users read.
+pub const RECORD_DELAY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// How long a member status change waits before it is recorded (see
+/// [`Shared::record_status`]); like [`RECORD_DELAY`], it bounds the delay
+/// a status change adds to what users read.
+pub const STATUS_RECORD_DELAY: std::time::Duration = std::time::Duration::from_millis(500);
+
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Shared {
+    /// Queues `id` for recording within [`RECORD_DELAY`]; changes in that
+    /// window are recorded together.
+    pub fn record(&self, id: &ObjId) {
+        self.records.add_after(id.clone(), RECORD_DELAY);
+    }
+
+    /// The scheduler's view of every Cluster not being deleted, classified
+    /// at `now`. A Cluster is read again only when its `resourceVersion`
+    /// changed, not for every plan.
+    pub fn cluster_snapshots(
+        &self,
+        now: time::OffsetDateTime,
+        grace: std::time::Duration,
+    ) -> Vec<ClusterSnapshot> {
+        let clusters = self
+            .clusters
+            .list(|c| !skein_apiserver::registry::object::is_deleting(c));
+        let mut cache = lock(&self.snapshots);
+        cache.retain(|name, _| {
+            clusters
+                .iter()
+                .any(|c| skein_apiserver::registry::object::name(c) == name)
+        });
+        clusters
+            .iter()
+            .map(|c| {
+                let rv = skein_apiserver::registry::object::meta_str(c, "resourceVersion")
+                    .unwrap_or_default();
+                let name = skein_apiserver::registry::object::name(c);
+                let snapshot = match cache.get(name) {
+                    Some((seen, s)) if seen == rv => s.clone(),
+                    _ => {
+                        let s = ClusterSnapshot::from_cluster(c);
+                        cache.insert(name.to_owned(), (rv.to_owned(), s.clone()));
+                        s
+                    }
+                };
+                snapshot.at(now, grace)
+            })
+            .collect()
+    }
+
+    /// Queues `id` for recording within [`STATUS_RECORD_DELAY`]: a member
+    /// copy's status changed. Copies become ready one by one, on every
+    /// cluster, so a longer window folds more of them into one write.
+    pub fn record_status(&self, id: &ObjId) {
+        self.records.add_after(id.clone(), STATUS_RECORD_DELAY);
+    }
+
+    /// The plan of `id`, if it was planned.
+    pub fn plan(&self, id: &ObjId) -> Option<Arc<Plan>> {
+        lock(&self.plans).get(id).cloned()
+    }
+
+    /// Replaces the plan of `id`.
+    pub fn set_plan(&self, id: &ObjId, plan: Plan) {
+        lock(&self.plans).insert(id.clone(), Arc::new(plan));
+    }
+
+    /// Forgets `id` (it is gone and has no copies, or the federation has
+    /// no Cluster).
+    pub fn forget(&self, id: &ObjId) {
+        lock(&self.plans).remove(id);
+        lock(&self.copies).remove(id);
+    }
+
+    /// The copy state of `id` on `cluster`.
+    pub fn copy_state(&self, id: &ObjId, cluster: &str) -> Option<CopyState> {
+        lock(&self.copies).get(id)?.get(cluster).cloned()
+    }
+
+    /// Sets the copy state of `id` on `cluster`; tells the recorder when it
+    /// changed.
+    pub fn set_copy_state(&self, id: &ObjId, cluster: &str, state: CopyState) {
+        let changed = {
+            let mut copies = lock(&self.copies);
+            let states = copies.entry(id.clone()).or_default();
+            let changed = states.get(cluster) != Some(&state);
+            states.insert(cluster.to_owned(), state);
+            changed
+        };
+        if changed {
+            self.record(id);
+        }
+    }
+
+    /// Drops the copy state of `id` on `cluster` (the copy is gone).
+    pub fn clear_copy_state(&self, id: &ObjId, cluster: &str) {
+        let removed = {
+            let mut copies = lock(&self.copies);
+            let removed = copies
+                .get_mut(id)
+                .is_some_and(|states| states.remove(cluster).is_some());
+            if copies.get(id).is_some_and(BTreeMap::is_empty) {
+                copies.remove(id);
+            }
+            removed
+        };
+        if removed {
+            self.record(id);
+        }
+    }
+
+    /// The running syncer of `cluster`.
+    pub fn syncer(&self, cluster: &str) -> Option<Arc<ClusterSyncer>> {
+        self.syncers
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(cluster)
+            .cloned()
+    }
+
+    /// Every running syncer.
+    pub fn all_syncers(&self) -> Vec<Arc<ClusterSyncer>> {
+        self.syncers
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    /// The federated object of `id`, from its informer.
+    pub fn object(&self, id: &ObjId) -> Option<Arc<Value>> {
+        self.kinds.get(id.kind)?.informer.get(&id.key)
+    }
+
+    /// The index of `res` in [`Shared::kinds`].
+    pub fn kind_of(&self, group: &str, plural: &str) -> Option<usize> {
+        self.kinds.position(group, plural)
+    }
+}

@@ -1,0 +1,417 @@
+//! `skein serve`: wires PKI, store, kubeconfig and HTTPS together, and
+//! shuts down cleanly on SIGTERM or SIGINT.
+
+use std::io::IsTerminal;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+
+use skein_apiserver::config::Role;
+
+use crate::config::Config;
+use skein_apiserver::http::{self, AppState};
+use skein_apiserver::pki::{self, Pki};
+use skein_apiserver::{Error, kubeconfig, store};
+
+/// Installs the tracing subscriber: `RUST_LOG` filter (default `info`),
+/// written to stderr so that stdout carries only the serving line, through
+/// the buffered background writer of [`skein_apiserver::log_writer`].
+pub fn init_logging() {
+    // The kube client logs every failed member connection at ERROR; the
+    // member controllers report those themselves (conditions, Placements),
+    // so it is quiet unless RUST_LOG names it.
+    let spec = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into());
+    let spec = if spec.contains("kube_client") {
+        spec
+    } else {
+        format!("{spec},kube_client=off")
+    };
+    let filter = tracing_subscriber::EnvFilter::try_new(&spec)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,kube_client=off"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(skein_apiserver::log_writer::stderr())
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+}
+
+/// The line printed on stdout once the server accepts connections, followed
+/// by the bound address (scripts and the test harness read it).
+pub const SERVING_LINE: &str = "Serving securely on ";
+
+/// Runs the server until SIGTERM or SIGINT, then drains and closes the
+/// store. Returns an error only if startup fails.
+pub async fn run(config: Config) -> anyhow::Result<()> {
+    let Config {
+        server: config,
+        sim,
+        members,
+    } = config;
+    let _flush_logs = skein_apiserver::log_writer::FlushOnDrop;
+    tracing::info!(
+        role = ?config.role,
+        simulate_workloads = config.simulate_workloads,
+        data_dir = %config.data_dir.display(),
+        "starting skein"
+    );
+    if config.simulate_workloads && config.role != Role::Member {
+        tracing::warn!("--simulate-workloads is meant for --role=member; simulating anyway");
+    }
+    // Read before anything else starts, so a bad file fails fast.
+    let tokens = match &config.token_auth_file {
+        Some(file) => Some(http::authn::TokenAuthenticator::load(file)?),
+        None => None,
+    };
+    let tls_policy = http::tls_policy::TlsPolicy::from_flags(
+        &config.protect.tls_min_version,
+        &config.protect.tls_cipher_suites,
+    )
+    .map_err(Error::Config)?;
+    let auditor = skein_apiserver::audit::Auditor::from_options(&config.protect.audit())
+        .map_err(Error::Config)?;
+    config.leader_election.validate().map_err(Error::Config)?;
+
+    let pki = Pki::load_or_create(&config.pki_dir(), &pki::serving_names(config.bind_address))?;
+    let signer = skein_apiserver::csr_signer::ClientSigner::new(
+        &pki.ca.cert_pem,
+        &pki.ca.key_pem,
+        config.authn.cluster_signing_duration,
+    )
+    .map_err(|e| anyhow::anyhow!("the CSR signer: {e}"))?;
+    let front_proxy = http::requestheader::RequestHeader::load(&config.front_proxy)
+        .await?
+        .map(Arc::new);
+    // Delegated authorization of host requests: with front-proxy
+    // authentication on, the in-cluster configuration is the default, as
+    // for every aggregated API server.
+    let delegated = skein_apiserver::authz::delegated::Delegated::from_config(
+        &config.delegation,
+        front_proxy.is_some(),
+    )
+    .await
+    .map_err(|e| match &config.delegation.authorization_kubeconfig {
+        Some(_) => Error::Config(format!("--authorization-kubeconfig: {e}")),
+        None => Error::Config(format!("delegated authorization: {e}")),
+    })?;
+    match (&delegated, &front_proxy) {
+        (Some(d), _) => tracing::info!(
+            host = d.server(),
+            "host requests are authorized by the host's SubjectAccessReviews"
+        ),
+        (None, Some(_)) => tracing::warn!(
+            "No authorization-kubeconfig provided, so SubjectAccessReview of authorization tokens won't work: host requests get Skein's own authorization"
+        ),
+        (None, None) => {}
+    }
+    // `--tls-cert-file`/`--tls-private-key-file` replace the generated
+    // serving certificate (the generated CA still verifies clients).
+    let mut serving = pki.clone();
+    if let (Some(cert), Some(key)) = (
+        &config.protect.tls_cert_file,
+        &config.protect.tls_private_key_file,
+    ) {
+        let read = |p: &std::path::Path, flag: &str| {
+            std::fs::read_to_string(p)
+                .map_err(|e| Error::Config(format!("{flag} {}: {e}", p.display())))
+        };
+        serving.serving = pki::CertKey {
+            cert_pem: read(cert, "--tls-cert-file")?,
+            key_pem: read(key, "--tls-private-key-file")?,
+        };
+    }
+    let tls = http::tls::server_tls(
+        &serving,
+        &tls_policy,
+        front_proxy.as_ref().map(|f| f.ca_pem.as_slice()),
+    )
+    .map_err(|e| match &config.protect.tls_cert_file {
+        Some(cert) => Error::Config(format!(
+            "--tls-cert-file {} with --tls-private-key-file: {e} (the key must match the \
+             certificate)",
+            cert.display()
+        )),
+        None => e,
+    })?;
+
+    let requested = SocketAddr::new(config.bind_address, config.secure_port);
+    let listener = TcpListener::bind(requested)
+        .await
+        .map_err(|source| Error::Bind {
+            addr: requested,
+            source,
+        })?;
+    let local = listener.local_addr().map_err(|source| Error::Bind {
+        addr: requested,
+        source,
+    })?;
+
+    let store = store::open_store(&config).await?;
+    let dial = SocketAddr::new(config.client_address(), local.port());
+    if let Err(e) = kubeconfig::write_admin(&config.kubeconfig_path(), dial, &pki) {
+        store.close().await;
+        return Err(e.into());
+    }
+
+    let admission = match skein_apiserver::admission::build(&config.admission()) {
+        Ok(a) => a,
+        Err(e) => {
+            store.close().await;
+            return Err(anyhow::anyhow!("admission: {e}"));
+        }
+    };
+    let accounts = skein_apiserver::controllers::account_cache::AccountCache::new();
+    let mut admission =
+        skein_apiserver::admission::with_service_accounts(admission, accounts.clone());
+    let cleanup_finalizer = (config.role == Role::ControlPlane).then(|| {
+        let plugin = skein_federation::sync::finalizer::CleanupFinalizer::new();
+        admission.chain = std::mem::take(&mut admission.chain).with_mutator(plugin.clone());
+        plugin
+    });
+    // One set of watch caches for every registry of the process.
+    let cacher = config.watch_cache.then(|| {
+        skein_apiserver::registry::cache::Cacher::new(
+            store.clone(),
+            skein_apiserver::registry::cache::CacheConfig::default(),
+        )
+    });
+    // RBAC objects are read through a plain registry (no admission needed
+    // to read), so the escalation check can sit in the admission chain.
+    let mut authorizer = authorizer(&config, &store, cacher.as_ref());
+    if let Some(delegated) = delegated {
+        authorizer.0 = authorizer.0.with_delegation(delegated);
+    }
+    let mut admission = admission;
+    admission.chain = admission.chain.with_validator(Arc::new(
+        skein_apiserver::authz::escalation::Escalation::new(authorizer.0.clone()),
+    ));
+    let allocator = admission.services.clone();
+    let mut registry =
+        skein_apiserver::registry::Registry::new(store.clone()).with_admission(admission);
+    if let Some(cacher) = &cacher {
+        registry = registry.with_watch_cache(cacher.clone());
+    }
+    if config.role == Role::ControlPlane {
+        registry =
+            registry.with_dry_run_hook(skein_federation::preview::hook(members.grace_period));
+    }
+    let state = AppState::with_registry(store.clone(), registry);
+    if let Some(plugin) = &cleanup_finalizer {
+        plugin.follow_clusters(&state.registry);
+    }
+    // Addresses that stored Services hold are taken before anything is served.
+    if let Some(services) = skein_apiserver::registry::resource::find("", "v1", "services") {
+        match state.registry.all_of(&services).await {
+            Ok(existing) => {
+                skein_apiserver::admission::seed(&allocator, existing.iter());
+                tokio::spawn(skein_apiserver::controllers::service_addresses::run_memory(
+                    state.registry.clone(),
+                    allocator.clone(),
+                ));
+            }
+            Err(e) => {
+                store.close().await;
+                return Err(anyhow::anyhow!("reading stored Services failed: {e}"));
+            }
+        }
+    }
+    if let Err(e) = skein_apiserver::controllers::bootstrap::ensure(&state.registry).await {
+        store.close().await;
+        return Err(anyhow::anyhow!(
+            "creating the system namespaces failed: {e}"
+        ));
+    }
+    if let Err(e) =
+        skein_apiserver::controllers::crd::start(&state.registry, config.role == Role::ControlPlane)
+            .await
+    {
+        store.close().await;
+        return Err(anyhow::anyhow!(
+            "installing the federation.skein.io CRDs failed: {e}"
+        ));
+    }
+    skein_apiserver::controllers::spawn_shared(&state.registry);
+    let (cidr, bind) = (&config.service_cluster_ip_range, config.bind_address);
+    let pem = &pki.ca.cert_pem;
+    let cluster =
+        match skein_apiserver::controllers::Cluster::new(cidr, bind, local.port(), pem, accounts) {
+            Ok(cluster) => {
+                skein_apiserver::controllers::prepare_cluster(&state.registry, &cluster).await;
+                Some(cluster)
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "not creating the kubernetes service");
+                None
+            }
+        };
+    // The controllers one replica runs: at once, or once elected.
+    let lead = {
+        let (registry, config) = (state.registry.clone(), config.clone());
+        move || {
+            skein_apiserver::controllers::spawn_leader(&registry, cluster.as_ref());
+            if config.role == Role::ControlPlane {
+                skein_federation::spawn_all(&registry, &members);
+            }
+            if config.simulate_workloads {
+                skein_simulator::spawn_all(&registry, &sim);
+            }
+        }
+    };
+    let (lost_tx, lost) = tokio::sync::watch::channel(false);
+    let elector = if config.leader_election.enabled {
+        let le = &config.leader_election;
+        let settings = skein_apiserver::controllers::leadership::LeaderElection {
+            name: le.resource_name.clone(),
+            namespace: le.resource_namespace.clone(),
+            lease_duration: le.lease_duration,
+            renew_deadline: le.renew_deadline,
+            retry_period: le.retry_period,
+            identity: skein_apiserver::controllers::leadership::identity(),
+        };
+        tracing::info!(identity = %settings.identity, lease = %format!("{}/{}", settings.namespace, settings.name), "leader election on");
+        let elector = skein_apiserver::controllers::leadership::Elector::new(
+            state.registry.clone(),
+            settings,
+        );
+        let mut running = elector.clone();
+        let task = tokio::spawn(async move {
+            let outcome = running.run(lead).await;
+            tracing::error!(?outcome, "leader election lost: shutting down");
+            let _ = lost_tx.send(true);
+        });
+        Some((elector, task))
+    } else {
+        lead();
+        None
+    };
+    skein_apiserver::metrics::objects::spawn(store.clone(), config.etcd_count_metric_poll_period);
+    if let Some(rbac) = &authorizer.1 {
+        rbac.synced().await;
+    }
+    let auth = match http::authn::setup::build(
+        &config.authn,
+        &config.pki_dir(),
+        tokens,
+        state.registry.clone(),
+    ) {
+        Ok(a) => a,
+        Err(e) => {
+            store.close().await;
+            return Err(anyhow::anyhow!("authentication: {e}"));
+        }
+    };
+    // Outside the router's authn layer, which looks them up per request.
+    let mut app = http::app(state.clone())
+        .layer(axum::Extension(Arc::new(authorizer.0)))
+        .layer(axum::Extension(Arc::new(auth)))
+        .layer(axum::Extension(Arc::new(signer)));
+    // Skein as a host for aggregated API servers (kube-aggregator).
+    let proxy_pki = skein_apiserver::pki::FrontProxyPki::load_or_create(&config.pki_dir())?;
+    if let Err(e) =
+        http::aggregator::publish_authentication(&state, &pki.ca.cert_pem, &proxy_pki).await
+    {
+        tracing::warn!(error = %e, "not publishing kube-system/extension-apiserver-authentication");
+    }
+    if let Some(aggregator) = http::aggregator::Aggregator::start(&state, &proxy_pki) {
+        http::aggregator::spawn_availability(aggregator.clone());
+        app = app.layer(axum::Extension(aggregator));
+    }
+    if let Some(front_proxy) = front_proxy {
+        // Outside the router's authn layer, which looks it up per request.
+        app = app.layer(axum::Extension(front_proxy));
+    }
+    if let Some(auditor) = auditor {
+        // Outside the router's audit layers, which look it up per request.
+        app = app.layer(axum::Extension(auditor));
+    }
+    if config.access_log {
+        http::access_log::enable();
+        app = app.layer(axum::middleware::from_fn(http::access_log::log));
+    }
+    tracing::info!(
+        address = %local,
+        kubeconfig = %config.kubeconfig_path().display(),
+        "serving"
+    );
+    println!("{SERVING_LINE}{local}");
+
+    http::tls::serve(listener, tls, app, shutdown_signal(state, lost.clone())).await;
+    let lost = *lost.borrow();
+    if let Some((elector, task)) = elector {
+        // No renewal after this; then hand the Lease over at once.
+        task.abort();
+        if !lost {
+            elector.release().await;
+        }
+    }
+    store.close().await;
+    if lost {
+        return Err(anyhow::anyhow!(
+            "lost the leader Lease; exiting so that the controllers stop (restart to rejoin as a candidate)"
+        ));
+    }
+    tracing::info!("store closed; bye");
+    Ok(())
+}
+
+/// The `--authorization-mode` authorizer, and its RBAC cache when RBAC is
+/// one of the modes (informers started; wait for `synced` before serving).
+fn authorizer(
+    config: &skein_apiserver::config::Config,
+    store: &Arc<dyn skein_storage::Store>,
+    cacher: Option<&Arc<skein_apiserver::registry::cache::Cacher>>,
+) -> (
+    skein_apiserver::authz::Authorizer,
+    Option<skein_apiserver::authz::RbacCache>,
+) {
+    let modes = config.authorization_mode.clone();
+    let rbac = if modes.contains(&skein_apiserver::authz::Mode::Rbac) {
+        let mut registry = skein_apiserver::registry::Registry::new(store.clone());
+        if let Some(cacher) = cacher {
+            registry = registry.with_watch_cache(cacher.clone());
+        }
+        skein_apiserver::authz::RbacCache::start(&registry)
+    } else {
+        None
+    };
+    tracing::info!(modes = ?modes, "authorization");
+    (
+        skein_apiserver::authz::Authorizer::new(modes, rbac.clone()),
+        rbac,
+    )
+}
+
+/// Completes on the first SIGTERM or SIGINT, after marking the state as
+/// shutting down.
+async fn shutdown_signal(state: AppState, mut lost: tokio::sync::watch::Receiver<bool>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let sigterm = async {
+        match signal(SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    let sigint = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::error!(error = %e, "cannot listen for SIGINT");
+            std::future::pending::<()>().await;
+        }
+    };
+    let lost = async move {
+        if lost.wait_for(|l| *l).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    let which = tokio::select! {
+        () = sigterm => "SIGTERM",
+        () = sigint => "SIGINT",
+        () = lost => "leader election lost",
+    };
+    tracing::info!(signal = which, "shutting down");
+    state.begin_shutdown();
+}
