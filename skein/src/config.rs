@@ -131,6 +131,88 @@ pub struct UnjoinArgs {
     pub data_dir: PathBuf,
 }
 
+/// The Markdown reference of every `skein` subcommand's flags (one table
+/// per subcommand: flag, default, description), generated from the clap
+/// definition so it cannot drift. `bash hack/flags.sh` writes it to
+/// `docs/flags.md`; a test fails when that file is stale.
+pub fn flag_reference() -> String {
+    use clap::CommandFactory;
+    let mut cli = Cli::command();
+    cli.build();
+    let mut out = String::from(
+        "# `skein` flags\n\n\
+         Generated from the CLI definition by `bash hack/flags.sh`; do not edit by hand \
+         (a test fails when this file is stale).\n",
+    );
+    for sub in cli.get_subcommands() {
+        write_subcommand(&mut out, &format!("skein {}", sub.get_name()), sub);
+    }
+    out
+}
+
+fn write_subcommand(out: &mut String, path: &str, cmd: &clap::Command) {
+    let args: Vec<&clap::Arg> = cmd
+        .get_arguments()
+        .filter(|a| !a.is_hide_set() && a.get_id() != "help" && a.get_id() != "version")
+        .collect();
+    if !args.is_empty() {
+        out.push_str(&format!("\n## `{path}`\n\n"));
+        if let Some(about) = cmd.get_about() {
+            out.push_str(&format!("{}\n\n", one_line(&about.to_string())));
+        }
+        out.push_str("| flag | default | description |\n| --- | --- | --- |\n");
+        for arg in args {
+            let name = match (arg.get_long(), arg.get_value_names()) {
+                (Some(long), _) => format!("`--{long}`"),
+                (None, Some(names)) => {
+                    let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+                    names.join(" ")
+                }
+                (None, None) => format!("`{}`", arg.get_id()),
+            };
+            let defaults: Vec<String> = arg
+                .get_default_values()
+                .iter()
+                .map(|v| v.to_string_lossy().into_owned())
+                .collect();
+            let default = match defaults.join(",") {
+                d if defaults.is_empty() => d,
+                d if d.is_empty() => "`\"\"`".to_owned(),
+                d => format!("`{d}`"),
+            };
+            let mut help = arg
+                .get_long_help()
+                .or_else(|| arg.get_help())
+                .map(|h| one_line(&h.to_string()))
+                .unwrap_or_default();
+            let values: Vec<String> = arg
+                .get_possible_values()
+                .iter()
+                .filter(|v| !v.is_hide_set())
+                .map(|v| format!("`{}`", v.get_name()))
+                .collect();
+            if !values.is_empty() {
+                if !help.is_empty() && !help.ends_with('.') {
+                    help.push('.');
+                }
+                help.push_str(&format!(" One of {}.", values.join(", ")));
+            }
+            out.push_str(&format!(
+                "| {name} | {default} | {} |\n",
+                help.replace('|', "\\|")
+            ));
+        }
+    }
+    for sub in cmd.get_subcommands() {
+        write_subcommand(out, &format!("{path} {}", sub.get_name()), sub);
+    }
+}
+
+/// Help text on one line: wrapped lines joined with spaces.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use std::net::{IpAddr, Ipv4Addr};
@@ -223,5 +305,15 @@ mod tests {
     #[test]
     fn bad_role_is_rejected() {
         assert!(Cli::try_parse_from(["skein", "serve", "--role=boss"]).is_err());
+    }
+
+    #[test]
+    fn docs_flags_md_is_current() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/flags.md");
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == super::flag_reference(),
+            "docs/flags.md is stale: run `bash hack/flags.sh` and commit the result"
+        );
     }
 }
