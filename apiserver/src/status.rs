@@ -8,6 +8,91 @@ use axum::http::StatusCode;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, Status, StatusDetails};
 use serde::Serialize;
 
+/// What a failed API call means to a caller that decides on it (a
+/// controller, the federation, the simulator), as apimachinery's
+/// `errors.IsNotFound`, `IsAlreadyExists`, `IsConflict`…: the Status reason
+/// when it is a known one, else the HTTP code. The same classification
+/// serves registry errors ([`ApiError::kind`]) and a member's answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// 400 `BadRequest`.
+    BadRequest,
+    /// 401 `Unauthorized`.
+    Unauthorized,
+    /// 403 `Forbidden`.
+    Forbidden,
+    /// 404 `NotFound`.
+    NotFound,
+    /// 405 `MethodNotAllowed`.
+    MethodNotAllowed,
+    /// 406 `NotAcceptable`.
+    NotAcceptable,
+    /// 409 `AlreadyExists`: a create found the name taken.
+    AlreadyExists,
+    /// 409 `Conflict`: a stale resourceVersion, or another 409.
+    Conflict,
+    /// 410 `Gone` or `Expired`: the resourceVersion is compacted away.
+    Gone,
+    /// 413 `RequestEntityTooLarge`.
+    TooLarge,
+    /// 415 `UnsupportedMediaType`.
+    UnsupportedMediaType,
+    /// 422 `Invalid`.
+    Invalid,
+    /// 429 `TooManyRequests`.
+    TooManyRequests,
+    /// 500 `InternalError`.
+    Internal,
+    /// 503 `ServiceUnavailable`.
+    Unavailable,
+    /// 504 `Timeout` (or reason `Timeout`/`ServerTimeout`).
+    Timeout,
+    /// Anything else.
+    Other,
+}
+
+impl ErrorKind {
+    /// The kind of an answer with HTTP `code` and Status `reason`.
+    pub fn of(code: u16, reason: &str) -> ErrorKind {
+        match reason {
+            "BadRequest" => ErrorKind::BadRequest,
+            "Unauthorized" => ErrorKind::Unauthorized,
+            "Forbidden" => ErrorKind::Forbidden,
+            "NotFound" => ErrorKind::NotFound,
+            "MethodNotAllowed" => ErrorKind::MethodNotAllowed,
+            "NotAcceptable" => ErrorKind::NotAcceptable,
+            "AlreadyExists" => ErrorKind::AlreadyExists,
+            "Conflict" => ErrorKind::Conflict,
+            "Gone" | "Expired" => ErrorKind::Gone,
+            "RequestEntityTooLarge" => ErrorKind::TooLarge,
+            "UnsupportedMediaType" => ErrorKind::UnsupportedMediaType,
+            "Invalid" => ErrorKind::Invalid,
+            "TooManyRequests" => ErrorKind::TooManyRequests,
+            "InternalError" => ErrorKind::Internal,
+            "ServiceUnavailable" => ErrorKind::Unavailable,
+            "Timeout" | "ServerTimeout" => ErrorKind::Timeout,
+            _ => match code {
+                400 => ErrorKind::BadRequest,
+                401 => ErrorKind::Unauthorized,
+                403 => ErrorKind::Forbidden,
+                404 => ErrorKind::NotFound,
+                405 => ErrorKind::MethodNotAllowed,
+                406 => ErrorKind::NotAcceptable,
+                409 => ErrorKind::Conflict,
+                410 => ErrorKind::Gone,
+                413 => ErrorKind::TooLarge,
+                415 => ErrorKind::UnsupportedMediaType,
+                422 => ErrorKind::Invalid,
+                429 => ErrorKind::TooManyRequests,
+                500 => ErrorKind::Internal,
+                503 => ErrorKind::Unavailable,
+                504 => ErrorKind::Timeout,
+                _ => ErrorKind::Other,
+            },
+        }
+    }
+}
+
 /// An error answered to a client as a `metav1.Status`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ApiError {
@@ -303,6 +388,12 @@ impl ApiError {
         self.status.reason.as_deref().unwrap_or("")
     }
 
+    /// What this error means to a controller ([`ErrorKind`]): match on it,
+    /// never on [`ApiError::code`] or [`ApiError::reason`].
+    pub fn kind(&self) -> ErrorKind {
+        ErrorKind::of(self.code().as_u16(), self.reason())
+    }
+
     /// The `metav1.Status` this error renders as.
     pub fn status(&self) -> &Status {
         &self.status
@@ -488,6 +579,21 @@ impl std::error::Error for ApiError {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kinds_follow_the_reason_then_the_code() {
+        let nf = ApiError::new(StatusCode::NOT_FOUND, "NotFound", "x");
+        assert_eq!(nf.kind(), ErrorKind::NotFound);
+        let exists = ApiError::new(StatusCode::CONFLICT, "AlreadyExists", "x");
+        assert_eq!(exists.kind(), ErrorKind::AlreadyExists);
+        let stale = ApiError::new(StatusCode::CONFLICT, "Conflict", "x");
+        assert_eq!(stale.kind(), ErrorKind::Conflict);
+        assert_eq!(ErrorKind::of(409, ""), ErrorKind::Conflict);
+        assert_eq!(ErrorKind::of(410, "Expired"), ErrorKind::Gone);
+        assert_eq!(ErrorKind::of(500, "Timeout"), ErrorKind::Timeout);
+        assert_eq!(ErrorKind::of(422, ""), ErrorKind::Invalid);
+        assert_eq!(ErrorKind::of(418, ""), ErrorKind::Other);
+    }
 
     fn body(e: &ApiError) -> String {
         String::from_utf8(e.to_json()).expect("utf8")

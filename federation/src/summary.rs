@@ -7,6 +7,7 @@
 //! ClusterPlacements, and when one of them changed, at most every
 //! [`PERIOD`], writes the status through the registry if it differs.
 
+use skein_apiserver::status::ErrorKind;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -114,7 +115,7 @@ async fn write(
 ) -> Result<(), skein_apiserver::status::ApiError> {
     let current = match registry.get(federations, "", "default").await {
         Ok(f) => f,
-        Err(e) if e.code().as_u16() == 404 => return Ok(()),
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(e),
     };
     let unchanged = ["clusters", "placements"]

@@ -24,6 +24,7 @@ pub use skein_workloads::deployment::revision;
 mod rollout;
 pub mod status;
 
+use skein_apiserver::status::ErrorKind;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -189,7 +190,7 @@ async fn sync(
     let rs_res = Sim::resource("apps", "v1", "replicasets")?;
     let d = match sim.registry.get(&d_res, &key.namespace, &key.name).await {
         Ok(d) => d,
-        Err(e) if e.reason() == "NotFound" => return Ok(None),
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
     let rs_cache = sim.informer("apps", "v1", "replicasets")?;

@@ -14,6 +14,7 @@
 
 pub mod desired;
 
+use skein_apiserver::status::ErrorKind;
 use std::collections::HashMap;
 
 use serde_json::Value;
@@ -162,7 +163,7 @@ impl Controller {
         let opts = Sim::opts(ENDPOINTS_MANAGER);
         let current = match self.sim.registry.get(&res, &key.namespace, &key.name).await {
             Ok(c) => Some(c),
-            Err(e) if e.reason() == "NotFound" => None,
+            Err(e) if e.kind() == ErrorKind::NotFound => None,
             Err(e) => return Err(e),
         };
         let next = desired::legacy(service, pods, current.as_ref());
@@ -187,7 +188,7 @@ impl Controller {
                     .create(&res, &key.namespace, next, &opts)
                     .await;
                 match result {
-                    Err(e) if e.reason() == "AlreadyExists" => Ok(()),
+                    Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(()),
                     other => ignore_not_found(other),
                 }
             }
@@ -199,7 +200,7 @@ impl Controller {
         // Only an Endpoints object this controller wrote goes.
         let current = match self.sim.registry.get(&res, &key.namespace, &key.name).await {
             Ok(c) => c,
-            Err(e) if e.reason() == "NotFound" => return Ok(()),
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(e),
         };
         let ours = current
@@ -222,7 +223,7 @@ impl Controller {
             .delete(&res, &key.namespace, &key.name, &opts)
             .await;
         match result {
-            Err(e) if e.reason() == "Conflict" => Ok(()),
+            Err(e) if e.kind() == ErrorKind::Conflict => Ok(()),
             other => ignore_not_found(other),
         }
     }
@@ -231,7 +232,7 @@ impl Controller {
 /// `Ok` for a result that failed only because the object is gone.
 fn ignore_not_found<T>(result: Result<T, ApiError>) -> Result<(), ApiError> {
     match result {
-        Err(e) if e.reason() != "NotFound" => Err(e),
+        Err(e) if e.kind() != ErrorKind::NotFound => Err(e),
         _ => Ok(()),
     }
 }

@@ -17,6 +17,7 @@
 //! - One worker: the addresses handed out are tracked in memory, so two
 //!   Services never get the same one even before the cache shows it.
 
+use skein_apiserver::status::ErrorKind;
 use std::collections::{HashMap, HashSet};
 use std::net::Ipv4Addr;
 
@@ -188,7 +189,7 @@ impl Allocator {
             )
             .await;
         match result {
-            Err(e) if e.reason() != "NotFound" => Err(e),
+            Err(e) if e.kind() != ErrorKind::NotFound => Err(e),
             Err(_) => Ok(()),
             Ok(mut written) => {
                 written["kind"] = json!("Service");

@@ -15,6 +15,7 @@
 //! - Only Nodes carrying [`SIMULATED`] are touched; Nodes a user creates are
 //!   left alone (and get no Pods running: no kubelet runs them).
 
+use skein_apiserver::status::ErrorKind;
 use std::net::Ipv4Addr;
 use std::time::Duration;
 
@@ -273,11 +274,11 @@ async fn ensure(sim: &Sim, index: u32) -> Result<(), ApiError> {
     let opts = Sim::opts(MANAGER);
     let current = match sim.registry.get(&res, "", &name).await {
         Ok(c) => c,
-        Err(e) if e.reason() == "NotFound" => {
+        Err(e) if e.kind() == ErrorKind::NotFound => {
             let node = node(&sim.config, index, OffsetDateTime::now_utc());
             return match sim.registry.create(&res, "", node, &opts).await {
                 Ok(created) => renew_lease(sim, &name, object::uid(&created)).await,
-                Err(e) if e.reason() == "AlreadyExists" => Ok(()),
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(()),
                 Err(e) => Err(e),
             };
         }
@@ -319,10 +320,10 @@ async fn renew_lease(sim: &Sim, name: &str, uid: &str) -> Result<(), ApiError> {
         })
         .await;
     match result {
-        Err(e) if e.reason() == "NotFound" => {
+        Err(e) if e.kind() == ErrorKind::NotFound => {
             let fresh = lease(name, uid, None, OffsetDateTime::now_utc());
             match sim.registry.create(&res, ns, fresh, &opts).await {
-                Err(e) if e.reason() != "AlreadyExists" => Err(e),
+                Err(e) if e.kind() != ErrorKind::AlreadyExists => Err(e),
                 _ => Ok(()),
             }
         }
@@ -349,7 +350,7 @@ async fn remove_extra(sim: &Sim) -> Result<(), ApiError> {
                 .delete(&res, "", name, &DeleteOptions::default())
                 .await
             {
-                Err(e) if e.reason() != "NotFound" => return Err(e),
+                Err(e) if e.kind() != ErrorKind::NotFound => return Err(e),
                 _ => {}
             }
         }

@@ -14,6 +14,7 @@
 //!   caches), so a Pod just created is never created twice; the informers
 //!   only tell which keys to look at.
 
+use skein_apiserver::status::ErrorKind;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -146,7 +147,7 @@ pub async fn fresh(
 ) -> Result<Option<Value>, ApiError> {
     match sim.registry.get(res, &key.namespace, &key.name).await {
         Ok(o) => Ok(Some(o)),
-        Err(e) if e.code() == axum::http::StatusCode::NOT_FOUND => Ok(None),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
     }
 }
@@ -192,7 +193,7 @@ pub async fn delete(
     };
     match sim.registry.delete(res, namespace, name, &opts).await {
         Ok(_) => Ok(()),
-        Err(e) if e.code() == axum::http::StatusCode::NOT_FOUND => Ok(()),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e),
     }
 }
@@ -216,9 +217,7 @@ pub async fn create(
         .await
     {
         Ok(o) => Ok(Some(o)),
-        Err(e) if e.code() == axum::http::StatusCode::CONFLICT && e.reason() == "AlreadyExists" => {
-            Ok(None)
-        }
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(None),
         Err(e) => Err(e),
     }
 }

@@ -24,6 +24,7 @@ pub mod addresses;
 pub mod events;
 pub mod lifecycle;
 
+use skein_apiserver::status::ErrorKind;
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
 
@@ -350,7 +351,7 @@ impl Kubelet {
                         events::record(&self.sim, recorded).await;
                         Ok(None)
                     }
-                    Err(e) if e.reason() == "NotFound" => Ok(None),
+                    Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
                     Err(e) => Err(e),
                 }
             }
@@ -369,7 +370,7 @@ impl Kubelet {
             .delete(&res, &key.namespace, &key.name, &opts)
             .await
         {
-            Err(e) if !matches!(e.reason(), "NotFound" | "Conflict") => Err(e),
+            Err(e) if !matches!(e.kind(), ErrorKind::NotFound | ErrorKind::Conflict) => Err(e),
             _ => Ok(()),
         }
     }

@@ -14,6 +14,7 @@
 //! its own previous creations and deletions ([`Expectations`]), so a
 //! lagging cache never doubles them.
 
+use skein_apiserver::status::ErrorKind;
 use std::cmp::Reverse;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -183,7 +184,7 @@ async fn sync(
     let pod_res = Sim::resource("", "v1", "pods")?;
     let rs = match sim.registry.get(&rs_res, &key.namespace, &key.name).await {
         Ok(rs) => rs,
-        Err(e) if e.reason() == "NotFound" => {
+        Err(e) if e.kind() == ErrorKind::NotFound => {
             ctx.expectations.forget(key);
             return Ok(None);
         }
@@ -286,7 +287,7 @@ async fn sync(
                         )
                         .await;
                     }
-                    Err(e) if e.reason() == "NotFound" => {}
+                    Err(e) if e.kind() == ErrorKind::NotFound => {}
                     Err(e) => {
                         ctx.expectations.not_deleted(key, name);
                         let msg = format!("Error deleting: {}", e.message());

@@ -20,6 +20,7 @@
 pub mod fit;
 mod ledger;
 
+use skein_apiserver::status::ErrorKind;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
@@ -199,7 +200,9 @@ impl Scheduler {
                         self.assumed.insert(key.clone(), (uid, bound));
                         Ok(())
                     }
-                    Err(e) if matches!(e.reason(), "NotFound" | "Conflict") => Ok(()),
+                    Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::Conflict) => {
+                        Ok(())
+                    }
                     Err(e) => Err(e),
                 }
             }
@@ -227,7 +230,7 @@ impl Scheduler {
                     )
                     .await;
                 match result {
-                    Err(e) if e.reason() != "NotFound" => Err(e),
+                    Err(e) if e.kind() != ErrorKind::NotFound => Err(e),
                     Err(_) => Ok(()),
                     Ok(written) => {
                         let now = OffsetDateTime::now_utc();

@@ -10,6 +10,7 @@
 //! queue's backoff; a history object name held by an object the owner
 //! does not control fails the sync (logged, retried).
 
+use skein_apiserver::status::ErrorKind;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -240,7 +241,7 @@ fn written(obj: &Value) -> Expect {
 fn ignore_not_found<T>(r: Result<T, ApiError>) -> Result<Option<T>, ApiError> {
     match r {
         Ok(v) => Ok(Some(v)),
-        Err(e) if e.reason() == "NotFound" => Ok(None),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
     }
 }
@@ -350,7 +351,7 @@ impl Ctx {
         let name = object::name(&rs).to_owned();
         match self.registry.create(res, ns, rs, &write_options()).await {
             Ok(created) => Ok(created),
-            Err(e) if e.reason() == "AlreadyExists" => {
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => {
                 let current = self.registry.get(res, ns, &name).await?;
                 let same = revision::equal_ignore_hash(
                     current.pointer("/spec/template").unwrap_or(&Value::Null),
@@ -388,7 +389,7 @@ impl Ctx {
         match self.registry.delete(res, ns, name, &opts).await {
             Ok(_) => Ok(()),
             // Gone already, or replaced by another object of that name.
-            Err(e) if e.reason() == "NotFound" || e.reason() == "Conflict" => Ok(()),
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::Conflict) => Ok(()),
             Err(e) => Err(e),
         }
     }
@@ -424,7 +425,7 @@ impl Ctx {
                 let name = object::name(&rev).to_owned();
                 match self.registry.create(&res, ns, rev.clone(), &opts).await {
                     Ok(created) => writes.push(written(&created)),
-                    Err(e) if e.reason() == "AlreadyExists" => {
+                    Err(e) if e.kind() == ErrorKind::AlreadyExists => {
                         let current = self.registry.get(&res, ns, &name).await?;
                         let ours = template::is_controlled_by(&current, object::uid(&owner))
                             && current.get("data") == rev.get("data");

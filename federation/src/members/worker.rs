@@ -22,6 +22,7 @@
 //! - A worker holds nothing another worker waits for: each has its own
 //!   client and timeouts, so a slow member delays only itself.
 
+use skein_apiserver::status::ErrorKind;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -135,7 +136,7 @@ pub async fn run(
             served: None,
         };
         if let Err(e) = write_status(&registry, &res, &spec, &obs).await {
-            if e.code() == axum::http::StatusCode::NOT_FOUND {
+            if e.kind() == ErrorKind::NotFound {
                 return;
             }
             tracing::warn!(cluster = spec.name, error = %e, "writing Cluster status failed");
@@ -170,7 +171,7 @@ pub async fn run(
         };
         match write_status(&registry, &res, &spec, &obs).await {
             Ok(()) => {}
-            Err(e) if e.code() == axum::http::StatusCode::NOT_FOUND => return,
+            Err(e) if e.kind() == ErrorKind::NotFound => return,
             Err(e) => {
                 tracing::warn!(cluster = spec.name, error = %e, "writing Cluster status failed")
             }

@@ -14,6 +14,7 @@
 //! - A copy whose federated object is gone (a stray, after a crash) is
 //!   deleted once the federation's informers have synced.
 
+use skein_apiserver::status::ErrorKind;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -325,7 +326,7 @@ async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>,
             Ok(x) => x,
             Err(e) => {
                 // A member without the API holds no copy of it.
-                if e.code() == Some(404)
+                if e.kind() == Some(ErrorKind::NotFound)
                     && !counted
                     && let Some(s) = syncer.upgrade()
                 {
@@ -451,7 +452,7 @@ async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>,
                     Ok(MemberEvent::Progress(r)) => rv = r,
                     Err(e) => {
                         // 410 Gone: relist; anything else: rewatch.
-                        gone = e.code() == Some(410);
+                        gone = e.kind() == Some(ErrorKind::Gone);
                         break;
                     }
                 }
@@ -640,7 +641,16 @@ impl ClusterSyncer {
                 match action {
                     Action::Create if !look && !uid.is_empty() => {
                         match self.api.apply_new(&res, body, &uid).await {
-                            Err(e) if matches!(e.code(), Some(409 | 422)) => {
+                            Err(e)
+                                if matches!(
+                                    e.kind(),
+                                    Some(
+                                        ErrorKind::AlreadyExists
+                                            | ErrorKind::Conflict
+                                            | ErrorKind::Invalid
+                                    )
+                                ) =>
+                            {
                                 return Err(Retry::Look);
                             }
                             other => other.map(Some),
@@ -784,16 +794,20 @@ impl ClusterSyncer {
             }
             Ok(None) => Ok(()),
             Err(e) => {
-                if res.namespaced && matches!(e.code(), Some(403 | 404)) {
+                if res.namespaced
+                    && matches!(e.kind(), Some(ErrorKind::Forbidden | ErrorKind::NotFound))
+                {
                     // The namespace may be gone or terminating: check it again.
                     self.namespaces
                         .lock()
                         .unwrap_or_else(std::sync::PoisonError::into_inner)
                         .remove(&id.key.namespace);
                 }
-                let retry = match e.code() {
+                let retry = match e.kind() {
                     // Refusals: the member will say the same until the object changes.
-                    Some(400 | 422) => Retry::After(Duration::from_secs(30)),
+                    Some(ErrorKind::BadRequest | ErrorKind::Invalid) => {
+                        Retry::After(Duration::from_secs(30))
+                    }
                     _ => Retry::Soon,
                 };
                 shared.set_copy_state(id, &self.name, state(State::Failed, e.to_string(), None));

@@ -7,6 +7,7 @@
 //! Contract: every call ends within [`CALL_TIMEOUT`] (watches excepted),
 //! never panics, and turns failures into a [`CallError`].
 
+use skein_apiserver::status::ErrorKind;
 use std::time::Duration;
 
 use axum::http::{Method, Request};
@@ -38,10 +39,11 @@ pub enum CallError {
 }
 
 impl CallError {
-    /// The HTTP status code of an API error.
-    pub fn code(&self) -> Option<u16> {
+    /// What the member's answer means ([`ErrorKind`], from its code and
+    /// reason); `None` when it did not answer.
+    pub fn kind(&self) -> Option<ErrorKind> {
         match self {
-            CallError::Api { code, .. } => Some(*code),
+            CallError::Api { code, reason, .. } => Some(ErrorKind::of(*code, reason)),
             CallError::Transport(_) => None,
         }
     }
@@ -136,7 +138,7 @@ impl MemberApi {
         let req = request(Method::GET, &path(res, ns, Some(name)), None, Vec::new())?;
         match self.call(req).await {
             Ok(v) => Ok(Some(v)),
-            Err(e) if e.code() == Some(404) => Ok(None),
+            Err(e) if e.kind() == Some(ErrorKind::NotFound) => Ok(None),
             Err(e) => Err(e),
         }
     }
@@ -237,7 +239,7 @@ impl MemberApi {
         )?;
         match self.call(req).await {
             Ok(_) => Ok(()),
-            Err(e) if e.code() == Some(404) => Ok(()),
+            Err(e) if e.kind() == Some(ErrorKind::NotFound) => Ok(()),
             Err(e) => Err(e),
         }
     }

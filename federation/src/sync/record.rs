@@ -17,6 +17,7 @@ use serde_json::{Map, Value, json};
 use super::shared::{Desired, ObjId, Shared, State};
 use crate::status::{self, MemberCopy};
 use skein_apiserver::registry::{Registry, ResourceInfo, WriteOptions, object, resource};
+use skein_apiserver::status::ErrorKind;
 
 /// How many objects are recorded at once.
 const RECORDERS: usize = 8;
@@ -276,7 +277,7 @@ async fn write_placement(
         match shared.registry.create(&pres, &ns, placement, &create).await {
             Ok(_) => return Ok(()),
             // Made by an earlier record the informer has not shown yet.
-            Err(e) if e.code().as_u16() == 409 => {}
+            Err(e) if matches!(e.kind(), ErrorKind::AlreadyExists | ErrorKind::Conflict) => {}
             Err(e) => return Err(e),
         }
     }
@@ -720,7 +721,7 @@ async fn delete_placement(
         .await
     {
         Ok(_) => Ok(()),
-        Err(e) if e.code().as_u16() == 404 => Ok(()),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e),
     }
 }

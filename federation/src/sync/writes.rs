@@ -3,6 +3,7 @@
 //! object that is gone is no error (its informer will say so).
 
 use serde_json::Value;
+use skein_apiserver::status::ErrorKind;
 
 use skein_apiserver::registry::{Registry, ResourceInfo, Target, WriteOptions, object};
 use skein_apiserver::status::ApiError;
@@ -21,7 +22,7 @@ pub fn options() -> WriteOptions {
 fn gone_is_done(result: Result<Value, ApiError>) -> Result<(), ApiError> {
     match result {
         Ok(_) => Ok(()),
-        Err(e) if e.code().as_u16() == 404 => Ok(()),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e),
     }
 }

@@ -4,6 +4,7 @@
 //! and scaling writes.
 
 use serde_json::{Map, Value, json};
+use skein_apiserver::status::ErrorKind;
 
 use super::plan::{self, REVISION, RsView, Scale};
 use super::status::{self, Condition, PROGRESSING};
@@ -273,7 +274,7 @@ impl Sync<'_> {
                 self.rs_cache.expect(&rs);
                 (rs, false)
             }
-            Err(e) if e.reason() == "AlreadyExists" => {
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => {
                 let current = self.sim.registry.get(&self.rs_res, &self.ns, &name).await?;
                 let ours = template::is_controlled_by(&current, object::uid(&self.d));
                 let same = revision::equal_ignore_hash(

@@ -2,6 +2,7 @@
 //! `recreate.go`, `progress.go`): scaling events and pauses, RollingUpdate,
 //! Recreate, history cleanup, and status writes.
 
+use skein_apiserver::status::ErrorKind;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -137,7 +138,7 @@ impl Sync<'_> {
                 .await
             {
                 Ok(_) => self.sets.retain(|r| rs_key(r) != name),
-                Err(e) if e.reason() == "NotFound" => {}
+                Err(e) if e.kind() == ErrorKind::NotFound => {}
                 Err(e) => return Err(e),
             }
         }
