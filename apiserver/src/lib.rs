@@ -22,6 +22,7 @@ pub mod csr_signer;
 pub mod encryption;
 pub mod error;
 pub mod http;
+pub mod instance;
 pub mod kubeconfig;
 pub mod log_writer;
 pub mod member_client;

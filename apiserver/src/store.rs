@@ -16,8 +16,12 @@ use crate::{Error, Result};
 /// store at `<data-dir>/store.redb` (creating the data directory); either
 /// is wrapped in the [`EncryptingStore`] when `--encryption-provider-config`
 /// is given (checked before anything is opened), then in the
-/// [`MetricsStore`] that times its calls.
-pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>> {
+/// [`MetricsStore`] that times its calls into `metrics` (the server
+/// instance's).
+pub async fn open_store(
+    config: &Config,
+    metrics: Arc<crate::metrics::Metrics>,
+) -> Result<Arc<dyn Store>> {
     let encryption = match &config.protect.encryption_provider_config {
         Some(path) => Some(Arc::new(Encryption::load(path).map_err(Error::Config)?)),
         None => None,
@@ -27,7 +31,7 @@ pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>> {
             Some(enc) => EncryptingStore::wrap(store, enc.clone()),
             None => store,
         };
-        MetricsStore::wrap(store)
+        MetricsStore::wrap(store, metrics.clone())
     };
     if config.etcd_servers.is_empty() {
         let path = config.store_path();

@@ -64,7 +64,7 @@ impl DryRunHook for DecisionPreview {
             return;
         }
         let namespace = match scheduler::defaults_namespace(obj) {
-            Some(ns) => match resource::find("", "v1", "namespaces") {
+            Some(ns) => match resource::builtin("", "v1", "namespaces") {
                 Some(nss) => registry.get(&nss, "", ns).await.ok(),
                 None => None,
             },
@@ -74,7 +74,10 @@ impl DryRunHook for DecisionPreview {
         if placement.control_plane_only == Some(true) {
             return;
         }
-        let Some(clusters_res) = resource::find("federation.skein.io", "v1alpha1", "clusters")
+        let Some(clusters_res) =
+            registry
+                .resources()
+                .find("federation.skein.io", "v1alpha1", "clusters")
         else {
             return;
         };
@@ -131,8 +134,10 @@ async fn served_through_crd_copies(
     snapshots: &mut [ClusterSnapshot],
 ) {
     let (Some(crds), Some(cps)) = (
-        resource::find("apiextensions.k8s.io", "v1", "customresourcedefinitions"),
-        resource::find("federation.skein.io", "v1alpha1", "clusterplacements"),
+        resource::builtin("apiextensions.k8s.io", "v1", "customresourcedefinitions"),
+        registry
+            .resources()
+            .find("federation.skein.io", "v1alpha1", "clusterplacements"),
     ) else {
         return;
     };
@@ -176,7 +181,10 @@ async fn previous_decision(
     } else {
         "clusterplacements"
     };
-    let Some(placements) = resource::find("federation.skein.io", "v1alpha1", plural) else {
+    let Some(placements) = registry
+        .resources()
+        .find("federation.skein.io", "v1alpha1", plural)
+    else {
         return record::Previous::default();
     };
     let meta = |v: &Value, f: &str| {

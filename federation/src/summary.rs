@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use skein_apiserver::controllers::informer::Informer;
-use skein_apiserver::registry::{Registry, object, resource};
+use skein_apiserver::registry::{Registry, object};
 
 /// How often the worker looks for changes.
 pub const PERIOD: Duration = Duration::from_secs(2);
@@ -71,12 +71,12 @@ pub fn spawn(registry: &Registry) {
     let registry = registry.clone();
     tokio::spawn(async move {
         let informers = ["clusters", "placements", "clusterplacements"]
-            .map(|plural| resource::find(GROUP, VERSION, plural));
+            .map(|plural| registry.resources().find(GROUP, VERSION, plural));
         let [Some(c), Some(p), Some(cp)] = informers else {
             tracing::warn!("federation summary: the federation.skein.io types are not served");
             return;
         };
-        let Some(federations) = resource::find(GROUP, VERSION, "federations") else {
+        let Some(federations) = registry.resources().find(GROUP, VERSION, "federations") else {
             return;
         };
         let clusters = Informer::start(&registry, c);

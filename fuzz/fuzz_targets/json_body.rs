@@ -26,6 +26,7 @@ use serde_json::Value;
 use skein_apiserver::http::body::{self, Decoded};
 use skein_apiserver::http::query::FieldValidation;
 use skein_apiserver::http::status::ApiError;
+use skein_apiserver::registry::resource::Resources;
 use skein_apiserver::registry::{ResourceInfo, resource};
 
 /// (group, version, plural) of the resources every JSON body is tried as.
@@ -43,8 +44,8 @@ fuzz_target!(|data: &[u8]| {
     match body::parse_json(data) {
         Ok(decoded) => {
             for (group, version, plural) in RESOURCES {
-                let res = resource::find(group, version, plural).expect("resource is served");
-                admit(res, &decoded);
+                let res = resource::builtin(group, version, plural).expect("resource is served");
+                admit(&res, &decoded);
             }
         }
         Err(err) => check_error(&err),
@@ -67,8 +68,8 @@ fn protobuf(data: &[u8]) {
         panic!("protobuf object without apiVersion/kind: {}", decoded.raw);
     };
     let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    if let Some(res) = resource::by_kind(group, version, kind) {
-        admit(res, &decoded);
+    if let Some(res) = Resources::new().by_kind(group, version, kind) {
+        admit(&res, &decoded);
     }
 }
 
@@ -80,9 +81,9 @@ fn copy(decoded: &Decoded) -> Decoded {
 }
 
 fn admit(res: &ResourceInfo, decoded: &Decoded) {
-    let warn = body::admit_object(res, copy(decoded), FieldValidation::Warn);
-    let strict = body::admit_object(res, copy(decoded), FieldValidation::Strict);
-    let ignore = body::admit_object(res, copy(decoded), FieldValidation::Ignore);
+    let warn = body::admit_object(&Resources::new(), res, copy(decoded), FieldValidation::Warn);
+    let strict = body::admit_object(&Resources::new(), res, copy(decoded), FieldValidation::Strict);
+    let ignore = body::admit_object(&Resources::new(), res, copy(decoded), FieldValidation::Ignore);
     let (object, warnings) = match warn {
         Ok(ok) => ok,
         Err(err) => {
@@ -125,6 +126,7 @@ fn admit(res: &ResourceInfo, decoded: &Decoded) {
 
     // Normalizing a normalized object changes nothing and warns of nothing.
     let again = body::admit_object(
+        &Resources::new(),
         res,
         Decoded {
             raw: object.clone(),

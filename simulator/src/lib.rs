@@ -68,7 +68,7 @@ impl Sim {
         version: &str,
         plural: &str,
     ) -> Result<Arc<ResourceInfo>, ApiError> {
-        resource::find(group, version, plural)
+        resource::builtin(group, version, plural)
             .ok_or_else(|| ApiError::internal(format!("{plural}.{group}/{version} is not served")))
     }
 

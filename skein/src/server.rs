@@ -41,14 +41,32 @@ pub fn init_logging() {
 pub const SERVING_LINE: &str = "Serving securely on ";
 
 /// Runs the server until SIGTERM or SIGINT, then drains and closes the
-/// store. Returns an error only if startup fails.
+/// store. Prints [`SERVING_LINE`] and the address once it accepts
+/// connections. Returns an error only if startup fails.
 pub async fn run(config: Config) -> anyhow::Result<()> {
+    let _flush_logs = skein_apiserver::log_writer::FlushOnDrop;
+    serve(config, signals(), |local| println!("{SERVING_LINE}{local}")).await
+}
+
+/// Runs one server instance until `shutdown` completes (or the leader
+/// Lease is lost), then drains and closes the store. `ready` gets the
+/// bound address once the server accepts connections. Everything the
+/// server holds belongs to this call: several can run in one process
+/// (the test harness runs a federation and its members this way).
+///
+/// # Errors
+///
+/// Startup failures (flags, PKI, store, port), and a lost leader Lease.
+pub async fn serve(
+    config: Config,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ready: impl FnOnce(SocketAddr),
+) -> anyhow::Result<()> {
     let Config {
         server: config,
         sim,
         members,
     } = config;
-    let _flush_logs = skein_apiserver::log_writer::FlushOnDrop;
     tracing::info!(
         role = ?config.role,
         simulate_workloads = config.simulate_workloads,
@@ -146,7 +164,11 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         source,
     })?;
 
-    let store = store::open_store(&config).await?;
+    // Everything this server shares between its parts: its resource
+    // table, metrics and shared informers.
+    let metrics = Arc::new(skein_apiserver::metrics::Metrics::new());
+    let instance = skein_apiserver::instance::Instance::with_metrics(metrics.clone());
+    let store = store::open_store(&config, metrics.clone()).await?;
     let dial = SocketAddr::new(config.client_address(), local.port());
     if let Err(e) = kubeconfig::write_admin(&config.kubeconfig_path(), dial, &pki) {
         store.close().await;
@@ -168,16 +190,17 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         admission.chain = std::mem::take(&mut admission.chain).with_mutator(plugin.clone());
         plugin
     });
-    // One set of watch caches for every registry of the process.
+    // One set of watch caches for every registry of the server.
     let cacher = config.watch_cache.then(|| {
-        skein_apiserver::registry::cache::Cacher::new(
+        skein_apiserver::registry::cache::Cacher::recording(
             store.clone(),
             skein_apiserver::registry::cache::CacheConfig::default(),
+            metrics.clone(),
         )
     });
     // RBAC objects are read through a plain registry (no admission needed
     // to read), so the escalation check can sit in the admission chain.
-    let mut authorizer = authorizer(&config, &store, cacher.as_ref());
+    let mut authorizer = authorizer(&config, &store, cacher.as_ref(), &instance);
     if let Some(delegated) = delegated {
         authorizer.0 = authorizer.0.with_delegation(delegated);
     }
@@ -186,8 +209,9 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         skein_apiserver::authz::escalation::Escalation::new(authorizer.0.clone()),
     ));
     let allocator = admission.services.clone();
-    let mut registry =
-        skein_apiserver::registry::Registry::new(store.clone()).with_admission(admission);
+    let mut registry = skein_apiserver::registry::Registry::new(store.clone())
+        .with_instance(instance.clone())
+        .with_admission(admission);
     if let Some(cacher) = &cacher {
         registry = registry.with_watch_cache(cacher.clone());
     }
@@ -200,7 +224,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         plugin.follow_clusters(&state.registry);
     }
     // Addresses that stored Services hold are taken before anything is served.
-    if let Some(services) = skein_apiserver::registry::resource::find("", "v1", "services") {
+    if let Some(services) = skein_apiserver::registry::resource::builtin("", "v1", "services") {
         match state.registry.all_of(&services).await {
             Ok(existing) => {
                 skein_apiserver::admission::seed(&allocator, existing.iter());
@@ -284,7 +308,11 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         lead();
         None
     };
-    skein_apiserver::metrics::objects::spawn(store.clone(), config.etcd_count_metric_poll_period);
+    skein_apiserver::metrics::objects::spawn(
+        store.clone(),
+        instance.clone(),
+        config.etcd_count_metric_poll_period,
+    );
     if let Some(rbac) = &authorizer.1 {
         rbac.synced().await;
     }
@@ -325,17 +353,25 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         app = app.layer(axum::Extension(auditor));
     }
     if config.access_log {
-        http::access_log::enable();
-        app = app.layer(axum::middleware::from_fn(http::access_log::log));
+        app = app.layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            http::access_log::log,
+        ));
     }
     tracing::info!(
         address = %local,
         kubeconfig = %config.kubeconfig_path().display(),
         "serving"
     );
-    println!("{SERVING_LINE}{local}");
+    ready(local);
 
-    http::tls::serve(listener, tls, app, shutdown_signal(state, lost.clone())).await;
+    http::tls::serve(
+        listener,
+        tls,
+        app,
+        shutdown_signal(state, lost.clone(), shutdown),
+    )
+    .await;
     let lost = *lost.borrow();
     if let Some((elector, task)) = elector {
         // No renewal after this; then hand the Lease over at once.
@@ -360,13 +396,15 @@ fn authorizer(
     config: &skein_apiserver::config::Config,
     store: &Arc<dyn skein_storage::Store>,
     cacher: Option<&Arc<skein_apiserver::registry::cache::Cacher>>,
+    instance: &Arc<skein_apiserver::instance::Instance>,
 ) -> (
     skein_apiserver::authz::Authorizer,
     Option<skein_apiserver::authz::RbacCache>,
 ) {
     let modes = config.authorization_mode.clone();
     let rbac = if modes.contains(&skein_apiserver::authz::Mode::Rbac) {
-        let mut registry = skein_apiserver::registry::Registry::new(store.clone());
+        let mut registry =
+            skein_apiserver::registry::Registry::new(store.clone()).with_instance(instance.clone());
         if let Some(cacher) = cacher {
             registry = registry.with_watch_cache(cacher.clone());
         }
@@ -381,9 +419,8 @@ fn authorizer(
     )
 }
 
-/// Completes on the first SIGTERM or SIGINT, after marking the state as
-/// shutting down.
-async fn shutdown_signal(state: AppState, mut lost: tokio::sync::watch::Receiver<bool>) {
+/// Completes on the first SIGTERM or SIGINT.
+async fn signals() {
     use tokio::signal::unix::{SignalKind, signal};
     let sigterm = async {
         match signal(SignalKind::terminate()) {
@@ -402,16 +439,28 @@ async fn shutdown_signal(state: AppState, mut lost: tokio::sync::watch::Receiver
             std::future::pending::<()>().await;
         }
     };
+    let which = tokio::select! {
+        () = sigterm => "SIGTERM",
+        () = sigint => "SIGINT",
+    };
+    tracing::info!(signal = which, "shutting down");
+}
+
+/// Completes when `shutdown` does or the leader Lease is lost, after
+/// marking the state as shutting down.
+async fn shutdown_signal(
+    state: AppState,
+    mut lost: tokio::sync::watch::Receiver<bool>,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
     let lost = async move {
         if lost.wait_for(|l| *l).await.is_err() {
             std::future::pending::<()>().await;
         }
     };
-    let which = tokio::select! {
-        () = sigterm => "SIGTERM",
-        () = sigint => "SIGINT",
-        () = lost => "leader election lost",
-    };
-    tracing::info!(signal = which, "shutting down");
+    tokio::select! {
+        () = shutdown => {}
+        () = lost => tracing::info!(signal = "leader election lost", "shutting down"),
+    }
     state.begin_shutdown();
 }

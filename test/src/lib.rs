@@ -8,7 +8,8 @@
 //!   `cargo build -p skein`).
 //! - [`kubectl_binaries`]: every kubectl the suites run against
 //!   (`$SKEIN_KUBECTL`, or the ones `hack/tools.sh` installs).
-//! - [`server::Server`]: a running `skein serve` on a free port.
+//! - [`server::Server`]: a running `skein serve` on a free port: a child
+//!   process, or ([`in_process`]) a server in the test's own process.
 //! - [`kubectl`]: kubectl against a server with a deadline, or in the
 //!   background.
 //! - [`etcd::Etcd`]: real etcd members on loopback.
@@ -22,6 +23,7 @@
 pub mod cli;
 pub mod etcd;
 pub mod http;
+pub mod in_process;
 pub mod kubectl;
 pub mod member;
 pub mod oidc;

@@ -5,6 +5,12 @@
 //! stdout, and waits until `/readyz` answers 200 over HTTPS (verifying the
 //! server against `<dir>/pki/ca.crt`). The server's stderr goes to
 //! `<dir>/skein.log`, which panics quote. Dropping a [`Server`] kills it.
+//!
+//! `Server::start_in_process` (`in_process.rs`) runs the same server in the test's own
+//! process (`skein::server::serve` on the test's runtime), for tests that
+//! need no process isolation (no SIGKILL, no restart): several servers
+//! then share one process and its start-up cost. Dropping it shuts it
+//! down.
 
 use std::fs;
 use std::io::{BufRead, BufReader};
@@ -29,15 +35,17 @@ const SERVING_LINE: &str = "Serving securely on ";
 
 /// A running `skein serve`. Killed (SIGKILL) on drop unless stopped.
 pub struct Server {
-    child: Option<Child>,
+    pub(crate) child: Option<Child>,
+    /// An in-process server: the sender that shuts it down and its task.
+    pub(crate) in_process: Option<crate::in_process::InProcess>,
     /// The etcd it stores in, when [`Server::start_on_backend`] started one
     /// (dropped after the server is killed).
-    etcd: Option<crate::etcd::Etcd>,
+    pub(crate) etcd: Option<crate::etcd::Etcd>,
     /// The address it listens on.
     pub addr: SocketAddr,
     /// Its `--data-dir`.
     pub data_dir: PathBuf,
-    log: PathBuf,
+    pub(crate) log: PathBuf,
 }
 
 impl Server {
@@ -79,6 +87,7 @@ impl Server {
 
         let mut server = Server {
             child: Some(child),
+            in_process: None,
             etcd: None,
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             data_dir: data_dir.to_path_buf(),
@@ -126,7 +135,7 @@ impl Server {
         server
     }
 
-    async fn wait_ready(&mut self, deadline: Instant) {
+    pub(crate) async fn wait_ready(&mut self, deadline: Instant) {
         let client = self.client(false);
         let url = self.url("/readyz");
         loop {

@@ -37,7 +37,7 @@ impl RbacCache {
     pub fn start(registry: &Registry) -> Option<RbacCache> {
         let mut informers = Vec::new();
         for plural in PLURALS {
-            let res = resource::find(RBAC, "v1", plural)?;
+            let res = resource::builtin(RBAC, "v1", plural)?;
             informers.push(Informer::start(registry, res));
         }
         let cache = RbacCache {

@@ -63,7 +63,7 @@ impl AccountCache {
     /// Runs forever: keeps the cache from a watch of every ServiceAccount,
     /// starting over (from a fresh list) after any failure.
     pub async fn run(self: Arc<Self>) {
-        let Some(res) = resource::find("", "v1", "serviceaccounts") else {
+        let Some(res) = resource::builtin("", "v1", "serviceaccounts") else {
             return;
         };
         let Some(registry) = self.registry.get().cloned() else {
@@ -104,8 +104,8 @@ impl AccountCache {
     /// The live read behind a cache miss.
     async fn live(registry: &Registry, ns: &str, name: &str) -> Lookup {
         let (Some(namespaces), Some(accounts)) = (
-            resource::find("", "v1", "namespaces"),
-            resource::find("", "v1", "serviceaccounts"),
+            resource::builtin("", "v1", "namespaces"),
+            resource::builtin("", "v1", "serviceaccounts"),
         ) else {
             return Lookup::Missing;
         };

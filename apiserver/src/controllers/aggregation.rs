@@ -101,7 +101,7 @@ pub async fn run(registry: Registry) {
 }
 
 async fn watch_once(registry: &Registry) -> Result<(), ApiError> {
-    let Some(res) = resource::find("rbac.authorization.k8s.io", "v1", "clusterroles") else {
+    let Some(res) = resource::builtin("rbac.authorization.k8s.io", "v1", "clusterroles") else {
         return Ok(());
     };
     // List, then watch from the list's revision: rules are aggregated

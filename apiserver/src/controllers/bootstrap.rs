@@ -141,7 +141,7 @@ async fn create_in(
     ns: &str,
     obj: Value,
 ) -> Result<(), ApiError> {
-    let Some(res) = resource::find(group, version, plural) else {
+    let Some(res) = registry.resources().find(group, version, plural) else {
         return Ok(());
     };
     let name = object::name(&obj).to_string();
@@ -164,7 +164,7 @@ async fn create_in(
 /// Adds the `kubernetes.io/metadata.name` label to namespaces stored
 /// without it (upstream's defaulting shows it on every read).
 async fn label_namespaces(registry: &Registry) -> Result<(), ApiError> {
-    let Some(res) = resource::find("", "v1", "namespaces") else {
+    let Some(res) = resource::builtin("", "v1", "namespaces") else {
         return Ok(());
     };
     let page = registry.list(&res, None, &ListQuery::default()).await?;

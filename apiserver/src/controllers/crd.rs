@@ -51,7 +51,7 @@ fn opts() -> WriteOptions {
 }
 
 fn crd_resource() -> Result<std::sync::Arc<ResourceInfo>, ApiError> {
-    resource::find(custom::GROUP, "v1", "customresourcedefinitions")
+    resource::builtin(custom::GROUP, "v1", "customresourcedefinitions")
         .ok_or_else(|| ApiError::internal("customresourcedefinitions are not served"))
 }
 
@@ -104,7 +104,10 @@ pub async fn start(registry: &Registry, federation: bool) -> Result<(), ApiError
 /// object behind the aggregated-mode `federations/default/proxy` path, and
 /// what a host lists at the root path (`http/host_view.rs`).
 async fn ensure_federation(registry: &Registry) -> Result<(), ApiError> {
-    let Some(res) = resource::find(FEDERATION_GROUP, FEDERATION_VERSION, "federations") else {
+    let Some(res) = registry
+        .resources()
+        .find(FEDERATION_GROUP, FEDERATION_VERSION, "federations")
+    else {
         return Err(ApiError::internal("federations are not served"));
     };
     let manifest = serde_json::json!({
@@ -180,7 +183,7 @@ pub async fn sync(registry: &Registry) -> Result<(), ApiError> {
         .await?
         .items;
     let (rows, outcomes) = custom::rows(&crds);
-    resource::replace_custom(rows);
+    registry.resources().replace_custom(rows);
     let mut released = false;
     for crd in &crds {
         let name = object::name(crd).to_string();
@@ -201,7 +204,7 @@ pub async fn sync(registry: &Registry) -> Result<(), ApiError> {
             .list(&res, None, &ListQuery::default())
             .await?
             .items;
-        resource::replace_custom(custom::rows(&crds).0);
+        registry.resources().replace_custom(custom::rows(&crds).0);
     }
     Ok(())
 }
@@ -307,7 +310,9 @@ async fn write_status(
 /// when none is left (then `true`: the CRD is gone or going).
 async fn finalize(registry: &Registry, res: &ResourceInfo, crd: &Value) -> Result<bool, ApiError> {
     let name = object::name(crd).to_string();
-    let storage = resource::stored()
+    let storage = registry
+        .resources()
+        .stored()
         .into_iter()
         .find(|r| r.custom.as_ref().is_some_and(|c| c.crd_name == name));
     let mut remaining = 0usize;

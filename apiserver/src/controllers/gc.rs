@@ -323,7 +323,7 @@ async fn owner_exists(registry: &Registry, namespace: &str, reference: &Value) -
         Some((g, v)) => (g, v),
         None => ("", field("apiVersion")),
     };
-    let Some(res) = crate::registry::resource::by_kind(group, version, field("kind")) else {
+    let Some(res) = registry.resources().by_kind(group, version, field("kind")) else {
         return false;
     };
     let ns = if res.namespaced { namespace } else { "" };
@@ -449,7 +449,7 @@ mod tests {
 
     fn node(owners: &[&str], deleting: bool) -> Node {
         Node {
-            res: resource::find("", "v1", "configmaps").expect("configmaps are served"),
+            res: resource::builtin("", "v1", "configmaps").expect("configmaps are served"),
             namespace: "ns".into(),
             name: "n".into(),
             owners: owners.iter().map(|o| o.to_string()).collect(),

@@ -124,38 +124,23 @@ pub struct Informer {
 }
 
 impl Informer {
-    /// The informer of `res` (all namespaces) over `registry`'s store:
-    /// the one already running for that store and resource, or a new one
+    /// The informer of `res` (all namespaces) in `registry`'s server
+    /// instance: the one already running for that resource, or a new one
     /// (as upstream's shared informer factory: every controller of the
-    /// process shares one copy of each resource's objects and one watch).
+    /// server shares one copy of each resource's objects and one watch).
     /// Runs until the runtime shuts down.
     pub fn start(registry: &Registry, res: Arc<ResourceInfo>) -> Informer {
-        type Key = (usize, &'static str, &'static str, &'static str);
-        type Running = Vec<(Key, std::sync::Weak<dyn skein_storage::Store>, Informer)>;
-        static RUNNING: std::sync::LazyLock<std::sync::Mutex<Running>> =
-            std::sync::LazyLock::new(Default::default);
-        let store = registry.store();
-        let key = (
-            Arc::as_ptr(store).cast::<()>() as usize,
-            res.group,
-            res.version,
-            res.plural,
-        );
-        let mut running = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
-        // An entry whose task is gone (its runtime ended: the `synced`
-        // sender it owned is dropped) or whose store is gone is stale, even
-        // if a new store took that address.
-        running.retain(|(_, weak, informer)| {
-            weak.strong_count() > 0 && informer.synced.has_changed().is_ok()
-        });
-        if let Some((_, weak, informer)) = running.iter().find(|(k, _, _)| *k == key)
-            && weak.upgrade().is_some_and(|s| Arc::ptr_eq(&s, store))
-        {
-            return informer.clone();
-        }
-        let informer = Informer::start_own(registry, res);
-        running.push((key, Arc::downgrade(store), informer.clone()));
-        informer
+        let key = format!("informer/{}/{}/{}", res.group, res.version, res.plural);
+        registry.instance().shared(
+            &key,
+            // Its task is gone (its runtime ended: the `synced` sender it
+            // owned is dropped), or it reads another store.
+            |kept: &Informer| {
+                kept.synced.has_changed().is_err()
+                    || !Arc::ptr_eq(kept.registry.store(), registry.store())
+            },
+            || Informer::start_own(registry, res.clone()),
+        )
     }
 
     /// Starts a new informer of `res`, shared with no one.
@@ -188,6 +173,11 @@ impl Informer {
     /// Whether `other` is a handle of this very informer.
     pub fn is(&self, other: &Informer) -> bool {
         Arc::ptr_eq(&self.objects, &other.objects)
+    }
+
+    /// The registry this informer reads through.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
     }
 
     /// The resource this informer follows.
@@ -658,7 +648,7 @@ mod tests {
     #[test]
     fn orphans_are_found_with_and_without_their_index() {
         for plural in ["pods", "secrets"] {
-            let res = resource::find("", "v1", plural).expect("served");
+            let res = resource::builtin("", "v1", plural).expect("served");
             let mut cache = Cache::new(&res);
             assert_eq!(cache.orphans.is_some(), plural == "pods");
             cache.insert(ObjectKey::new("a", "x"), held(None));

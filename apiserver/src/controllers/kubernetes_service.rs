@@ -79,7 +79,7 @@ fn opts() -> WriteOptions {
 }
 
 fn find(group: &str, plural: &str) -> Result<std::sync::Arc<ResourceInfo>, ApiError> {
-    resource::find(group, "v1", plural)
+    resource::builtin(group, "v1", plural)
         .ok_or_else(|| ApiError::internal(format!("resource {plural} is not served")))
 }
 

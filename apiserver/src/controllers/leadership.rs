@@ -165,7 +165,11 @@ impl Elector {
     /// Waits until this process holds the Lease, calls `on_elected`, then
     /// renews until renewing fails for the renew deadline.
     pub async fn run(&mut self, on_elected: impl FnOnce()) -> Outcome {
-        let gauge = crate::metrics::global().leader_status(&self.config.name);
+        let gauge = self
+            .registry
+            .instance()
+            .metrics()
+            .leader_status(&self.config.name);
         gauge.set(0);
         loop {
             match self.try_acquire_or_renew().await {
@@ -214,7 +218,7 @@ impl Elector {
     /// emptied and the duration set to one second, so that a candidate
     /// takes over at once.
     pub async fn release(&self) {
-        let Some(res) = resource::find("coordination.k8s.io", "v1", "leases") else {
+        let Some(res) = resource::builtin("coordination.k8s.io", "v1", "leases") else {
             return;
         };
         let c = &self.config;
@@ -238,12 +242,16 @@ impl Elector {
                 tracing::warn!(lease = %self.lease_name(), error = %e, "releasing the Lease failed")
             }
         }
-        crate::metrics::global().leader_status(&c.name).set(0);
+        self.registry
+            .instance()
+            .metrics()
+            .leader_status(&c.name)
+            .set(0);
     }
 
     /// One round: read the Lease, decide, write.
     async fn try_acquire_or_renew(&mut self) -> Result<Round, ApiError> {
-        let res = resource::find("coordination.k8s.io", "v1", "leases").ok_or_else(|| {
+        let res = resource::builtin("coordination.k8s.io", "v1", "leases").ok_or_else(|| {
             ApiError::internal("the coordination.k8s.io/v1 leases resource is not served")
         })?;
         let c = self.config.clone();

@@ -26,7 +26,7 @@ pub const FINALIZER: &str = "kubernetes";
 
 /// Runs forever: watches namespaces and finishes terminating ones.
 pub async fn run(registry: Registry) {
-    let Some(namespaces) = resource::find("", "v1", "namespaces") else {
+    let Some(namespaces) = resource::builtin("", "v1", "namespaces") else {
         return;
     };
     loop {
@@ -89,7 +89,12 @@ async fn finish(registry: &Registry, ns: &str) -> Result<bool, ApiError> {
     let mut remaining = Remaining::default();
     let mut failures: Vec<String> = Vec::new();
     let mut seen = BTreeSet::new();
-    for res in resource::stored().into_iter().filter(|r| r.namespaced) {
+    for res in registry
+        .resources()
+        .stored()
+        .into_iter()
+        .filter(|r| r.namespaced)
+    {
         // One version per resource, as upstream's preferred-version discovery.
         if !seen.insert((res.group, res.plural)) {
             continue;
@@ -131,7 +136,7 @@ async fn finish(registry: &Registry, ns: &str) -> Result<bool, ApiError> {
         // Check again on the next tick: objects with finalizers linger.
         return Ok(false);
     }
-    let Some(namespaces) = resource::find("", "v1", "namespaces") else {
+    let Some(namespaces) = resource::builtin("", "v1", "namespaces") else {
         return Ok(true);
     };
     let opts = WriteOptions {
@@ -173,7 +178,7 @@ async fn record_conditions(
     ns: &str,
     conditions: &[conditions::Condition],
 ) -> Result<(), ApiError> {
-    let Some(namespaces) = resource::find("", "v1", "namespaces") else {
+    let Some(namespaces) = resource::builtin("", "v1", "namespaces") else {
         return Ok(());
     };
     let current = registry.get(&namespaces, "", ns).await?;

@@ -41,7 +41,7 @@ where
     F: FnMut(Registry, String) -> Fut,
     Fut: Future<Output = Result<(), ApiError>>,
 {
-    let Some(namespaces) = resource::find("", "v1", "namespaces") else {
+    let Some(namespaces) = resource::builtin("", "v1", "namespaces") else {
         return;
     };
     loop {

@@ -21,7 +21,7 @@ pub const DESCRIPTION: &str = "Contains a CA bundle that can be used to verify t
 
 /// Runs forever, publishing `ca_pem`.
 pub async fn run(registry: Registry, ca_pem: String) {
-    let Some(res) = resource::find("", "v1", "configmaps") else {
+    let Some(res) = resource::builtin("", "v1", "configmaps") else {
         return;
     };
     let ca: Arc<str> = ca_pem.into();
@@ -60,7 +60,7 @@ fn current(cm: &Value, ca_pem: &str) -> bool {
 ///
 /// Reading or writing failed.
 pub async fn ensure(registry: &Registry, ns: &str, ca_pem: &str) -> Result<(), ApiError> {
-    let Some(res) = resource::find("", "v1", "configmaps") else {
+    let Some(res) = resource::builtin("", "v1", "configmaps") else {
         return Ok(());
     };
     match registry.get(&res, ns, NAME).await {

@@ -43,7 +43,7 @@ pub async fn run_claims(registry: Registry) {
 /// Re-seeds `allocator` from the stored Services every [`PERIOD`]; runs
 /// until the runtime shuts down.
 pub async fn run_memory(registry: Registry, allocator: Arc<InMemoryAllocator>) {
-    let Some(services) = resource::find("", "v1", "services") else {
+    let Some(services) = resource::builtin("", "v1", "services") else {
         return;
     };
     loop {

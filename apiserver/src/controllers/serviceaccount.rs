@@ -15,7 +15,7 @@ pub const MANAGER: &str = "kube-controller-manager";
 
 /// Runs forever.
 pub async fn run(registry: Registry) {
-    let Some(res) = resource::find("", "v1", "serviceaccounts") else {
+    let Some(res) = resource::builtin("", "v1", "serviceaccounts") else {
         return;
     };
     let kept = Kept {
@@ -34,7 +34,7 @@ pub async fn run(registry: Registry) {
 /// Reading or creating failed (see [`per_namespace::settled`] for the
 /// failures that need no retry).
 pub async fn ensure(registry: &Registry, ns: &str) -> Result<(), ApiError> {
-    let Some(res) = resource::find("", "v1", "serviceaccounts") else {
+    let Some(res) = resource::builtin("", "v1", "serviceaccounts") else {
         return Ok(());
     };
     match registry.get(&res, ns, DEFAULT).await {

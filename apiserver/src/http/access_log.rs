@@ -24,7 +24,6 @@
 //! ([`super::authn::Authenticated`]); a request rejected with 401 has no
 //! user, and a verb computed here.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use axum::extract::{ConnectInfo, Request};
@@ -37,25 +36,28 @@ use super::metrics::{Observed, verb_of};
 /// The `tracing` target of access-log events.
 pub const TARGET: &str = "skein::access";
 
-static ENABLED: AtomicBool = AtomicBool::new(false);
+/// Request extension: the access log is on for this request (its layer,
+/// [`log`], is installed unless `--access-log=false`). Inner layers keep
+/// what it prints only when they see it.
+#[derive(Clone, Copy, Debug)]
+pub struct Enabled;
 
-/// Turns the access log on (the server does, unless `--access-log=false`;
-/// the layer must be installed too).
-pub fn enable() {
-    ENABLED.store(true, Ordering::Relaxed);
-}
-
-/// Whether the access log is on.
-pub fn enabled() -> bool {
-    ENABLED.load(Ordering::Relaxed)
+/// Whether the access log is on for `req`.
+pub fn enabled<B>(req: &axum::http::Request<B>) -> bool {
+    req.extensions().get::<Enabled>().is_some()
 }
 
 /// Middleware (outermost): logs one line per request once the response
 /// head is ready.
-pub async fn log(req: Request, next: Next) -> Response {
+pub async fn log(
+    axum::extract::State(state): axum::extract::State<super::AppState>,
+    mut req: Request,
+    next: Next,
+) -> Response {
     if !tracing::enabled!(target: TARGET, tracing::Level::INFO) {
         return next.run(req).await;
     }
+    req.extensions_mut().insert(Enabled);
     let start = Instant::now();
     let method = req.method().clone();
     let uri = req.uri().clone();
@@ -68,7 +70,15 @@ pub async fn log(req: Request, next: Next) -> Response {
     let latency = start.elapsed();
     let observed = response.extensions().get::<Observed>();
     let verb = observed.map_or_else(
-        || verb_of(&method, uri.path(), uri.query(), None),
+        || {
+            verb_of(
+                state.registry.resources(),
+                &method,
+                uri.path(),
+                uri.query(),
+                None,
+            )
+        },
         |o| o.verb,
     );
     // The metrics layer's user is the one the handlers saw (impersonated

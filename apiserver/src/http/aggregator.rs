@@ -109,9 +109,9 @@ struct NoBackend {
 impl Aggregator {
     /// Starts the informers; `None` when the resources are not served.
     pub fn start(state: &AppState, front_proxy: &FrontProxyPki) -> Option<Arc<Aggregator>> {
-        let apiservices = resource::find("apiregistration.k8s.io", "v1", "apiservices")?;
-        let services = resource::find("", "v1", "services")?;
-        let slices = resource::find("discovery.k8s.io", "v1", "endpointslices")?;
+        let apiservices = resource::builtin("apiregistration.k8s.io", "v1", "apiservices")?;
+        let services = resource::builtin("", "v1", "services")?;
+        let slices = resource::builtin("discovery.k8s.io", "v1", "endpointslices")?;
         Some(Arc::new(Aggregator {
             state: state.clone(),
             apiservices: Informer::start(&state.registry, apiservices),
@@ -401,7 +401,7 @@ pub async fn publish_authentication(
     client_ca_pem: &str,
     front_proxy: &FrontProxyPki,
 ) -> Result<(), ApiError> {
-    let res = resource::find("", "v1", "configmaps").ok_or_else(ApiError::path_not_found)?;
+    let res = resource::builtin("", "v1", "configmaps").ok_or_else(ApiError::path_not_found)?;
     let list = |v: &[&str]| json!(v).to_string();
     let data = json!({
         "client-ca-file": client_ca_pem,
@@ -556,7 +556,7 @@ async fn set_available(
     if same("status", status) && same("reason", reason) && same("message", message) {
         return Ok(());
     }
-    let res = resource::find("apiregistration.k8s.io", "v1", "apiservices")
+    let res = resource::builtin("apiregistration.k8s.io", "v1", "apiservices")
         .ok_or_else(ApiError::path_not_found)?;
     let name = crate::registry::object::name(apiservice).to_string();
     let now = crate::registry::object::now_rfc3339();

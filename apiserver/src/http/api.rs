@@ -17,7 +17,6 @@ use super::{AppState, discovery};
 use crate::registry::list::ListQuery;
 use crate::registry::{
     DeleteOptions, Deleted, Filter, Propagation, ResourceInfo, Target, WriteOptions, object,
-    resource,
 };
 
 /// Entry point for every path under `/api` and `/apis`. JSON documents
@@ -61,6 +60,27 @@ pub(super) struct Call {
     pub(super) authorizer: Option<std::sync::Arc<crate::authz::Authorizer>>,
     /// The impersonated user's extras, if any.
     pub(super) extra: Option<super::authz::UserExtra>,
+}
+
+impl Call {
+    /// The body as an object of `res`: decoded by its content type, then
+    /// admitted (apiVersion/kind, normalization, unknown and duplicate
+    /// fields under the query's `fieldValidation` for `options`, e.g.
+    /// `"UpdateOptions"`). Returns the object and its warnings.
+    pub(super) fn admitted_body(
+        &self,
+        resources: &crate::registry::resource::Resources,
+        res: &ResourceInfo,
+        options: &str,
+    ) -> Result<(Value, Vec<String>), ApiError> {
+        let decoded = body::decode(&body::content_type(&self.headers), &self.body)?;
+        body::admit_body(
+            resources,
+            res,
+            decoded,
+            self.query.field_validation(options)?,
+        )
+    }
 }
 
 async fn dispatch(state: AppState, req: Request) -> Result<Response, ApiError> {
@@ -111,16 +131,27 @@ async fn dispatch(state: AppState, req: Request) -> Result<Response, ApiError> {
         .is_some();
     match api_path {
         ApiPath::LegacyRoot if host_view => Ok(super::not_found::page_not_found()),
-        ApiPath::LegacyRoot if discovery_get => Ok(discovery::legacy_root(&call.headers, &host)),
-        ApiPath::GroupsRoot if discovery_get => {
-            Ok(discovery::groups_root(&call.headers, host_view))
+        ApiPath::LegacyRoot if discovery_get => Ok(discovery::legacy_root(
+            state.registry.resources(),
+            &call.headers,
+            &host,
+        )),
+        ApiPath::GroupsRoot if discovery_get => Ok(discovery::groups_root(
+            state.registry.resources(),
+            &call.headers,
+            host_view,
+        )),
+        ApiPath::Group(g) if discovery_get => {
+            Ok(discovery::group(state.registry.resources(), &g, host_view))
         }
-        ApiPath::Group(g) if discovery_get => Ok(discovery::group(&g, host_view)),
-        ApiPath::GroupVersion(g, v) if discovery_get => {
-            Ok(discovery::group_version(&g, &v, host_view))
-        }
+        ApiPath::GroupVersion(g, v) if discovery_get => Ok(discovery::group_version(
+            state.registry.resources(),
+            &g,
+            &v,
+            host_view,
+        )),
         ApiPath::Resource(p) if host_view => {
-            if !discovery::serves(&p.group, &p.version, true) {
+            if !discovery::serves(state.registry.resources(), &p.group, &p.version, true) {
                 return Ok(super::not_found::page_not_found());
             }
             if !super::host_view::shows_resource(&p.group, &p.version, &p.resource) {
@@ -150,8 +181,12 @@ async fn resource_call(state: AppState, call: Call, p: ResourcePath) -> Result<R
     if p.group.is_empty() && p.version == "v1" && p.resource == "bindings" && p.name.is_none() {
         return super::subresource::binding::legacy(&state, &call, p.namespace.as_deref()).await;
     }
-    let Some(res) = resource::find(&p.group, &p.version, &p.resource) else {
-        if !discovery::serves(&p.group, &p.version, false) {
+    let Some(res) = state
+        .registry
+        .resources()
+        .find(&p.group, &p.version, &p.resource)
+    else {
+        if !discovery::serves(state.registry.resources(), &p.group, &p.version, false) {
             return Ok(super::not_found::page_not_found());
         }
         return Err(ApiError::path_not_found());
@@ -585,9 +620,8 @@ async fn create(
             "create not allowed while custom resource definition is terminating",
         ));
     }
-    let decoded = body::decode(&body::content_type(&call.headers), &call.body)?;
     let (obj, mut warnings) =
-        body::admit_body(res, decoded, call.query.field_validation("CreateOptions")?)?;
+        call.admitted_body(state.registry.resources(), res, "CreateOptions")?;
     warnings.extend(deprecation(res));
     let opts = write_options(call, "CreateOptions")?;
     let created = state.registry.create(res, ns, obj, &opts).await?;
@@ -603,9 +637,8 @@ async fn update(
     call: &Call,
 ) -> Result<Response, ApiError> {
     check_custom_body(res, call)?;
-    let decoded = body::decode(&body::content_type(&call.headers), &call.body)?;
     let (obj, mut warnings) =
-        body::admit_body(res, decoded, call.query.field_validation("UpdateOptions")?)?;
+        call.admitted_body(state.registry.resources(), res, "UpdateOptions")?;
     warnings.extend(deprecation(res));
     let opts = write_options(call, "UpdateOptions")?;
     let updated = state

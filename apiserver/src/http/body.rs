@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 use super::query::FieldValidation;
 use super::status::ApiError;
 use crate::registry::ResourceInfo;
+use crate::registry::resource::Resources;
 
 /// Largest accepted request body (kube-apiserver's 3 MiB).
 pub const MAX_BODY: usize = 3 * 1024 * 1024;
@@ -104,11 +105,12 @@ fn protobuf_object(bytes: &[u8]) -> Result<Value, ApiError> {
 /// update): decoding failures read as upstream's `transformDecodeError`,
 /// `Deployment in version "v1" cannot be handled as a Deployment: …`.
 pub fn admit_body(
+    resources: &Resources,
     res: &ResourceInfo,
     decoded: Decoded,
     validation: FieldValidation,
 ) -> Result<(Value, Vec<String>), ApiError> {
-    admit_object(res, decoded, validation).map_err(|e| {
+    admit_object(resources, res, decoded, validation).map_err(|e| {
         if e.message().starts_with("strict decoding error") {
             ApiError::bad_request(format!(
                 "{} in version \"{}\" cannot be handled as a {}: {}",
@@ -123,10 +125,12 @@ pub fn admit_body(
     })
 }
 
-/// Checks `apiVersion`/`kind` against the URL's resource, normalizes the
-/// object, and applies `fieldValidation`. Returns the normalized object and
-/// the warnings to send.
+/// Checks `apiVersion`/`kind` against the URL's resource (and the
+/// instance's `resources`, upstream's scheme), normalizes the object, and
+/// applies `fieldValidation`. Returns the normalized object and the
+/// warnings to send.
 pub fn admit_object(
+    resources: &Resources,
     res: &ResourceInfo,
     decoded: Decoded,
     validation: FieldValidation,
@@ -157,15 +161,15 @@ pub fn admit_object(
         } else {
             &api_version
         };
-        return Err(kind_mismatch(res, body_version, &kind));
+        return Err(kind_mismatch(resources, res, body_version, &kind));
     }
     if api_version.is_empty() {
         map.insert("apiVersion".into(), Value::String(res.api_version.into()));
     } else if api_version != res.api_version {
         let (group, version) = api_version.split_once('/').unwrap_or(("", &api_version));
-        if crate::registry::resource::by_kind(group, version, res.kind).is_none() {
+        if resources.by_kind(group, version, res.kind).is_none() {
             // Not in the scheme: decoding fails before the version check.
-            return Err(kind_mismatch(res, &api_version, res.kind));
+            return Err(kind_mismatch(resources, res, &api_version, res.kind));
         }
         return Err(ApiError::bad_request(format!(
             "the API version in the data ({api_version}) does not match the expected API version ({})",
@@ -205,12 +209,17 @@ pub fn admit_object(
 /// version "v1" cannot be handled as a ConfigMap: converting (v1.Secret) to
 /// (core.ConfigMap): unknown conversion`); an unregistered one (a
 /// lower-case `service`) is not in the scheme.
-fn kind_mismatch(res: &ResourceInfo, api_version: &str, kind: &str) -> ApiError {
+fn kind_mismatch(
+    resources: &Resources,
+    res: &ResourceInfo,
+    api_version: &str,
+    kind: &str,
+) -> ApiError {
     let (group, version) = match api_version.split_once('/') {
         Some((g, v)) => (g, v),
         None => ("", api_version),
     };
-    let why = if crate::registry::resource::by_kind(group, version, kind).is_some() {
+    let why = if resources.by_kind(group, version, kind).is_some() {
         // Internal packages are named after the group's first label.
         let internal = match res.group.split('.').next() {
             Some("") | None => "core",
@@ -351,9 +360,9 @@ mod tests {
 
     #[test]
     fn type_errors_read_as_go() {
-        let res = crate::registry::resource::find("apps", "v1", "deployments").unwrap();
+        let res = crate::registry::resource::builtin("apps", "v1", "deployments").unwrap();
         let d = parse_json(br#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":true}},"spec":{"containers":[{"name":"c","image":"i"}]}}}}"#).unwrap();
-        let err = admit_object(&res, d, FieldValidation::Strict).unwrap_err();
+        let err = admit_object(&Resources::new(), &res, d, FieldValidation::Strict).unwrap_err();
         assert_eq!(err.code(), 400);
         assert_eq!(
             err.message(),
@@ -363,9 +372,10 @@ mod tests {
 
     #[test]
     fn unknown_fields_by_path() {
-        let res = crate::registry::resource::find("", "v1", "configmaps").unwrap();
+        let res = crate::registry::resource::builtin("", "v1", "configmaps").unwrap();
         let d = parse_json(br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","bogus":1,"creationTimestamp":null},"data":{"a":"b"},"extra":true}"#).unwrap();
-        let (obj, warnings) = admit_object(&res, d, FieldValidation::Warn).unwrap();
+        let (obj, warnings) =
+            admit_object(&Resources::new(), &res, d, FieldValidation::Warn).unwrap();
         assert_eq!(
             warnings,
             vec![
@@ -378,7 +388,7 @@ mod tests {
             br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"extra":true}"#,
         )
         .unwrap();
-        let err = admit_object(&res, d, FieldValidation::Strict).unwrap_err();
+        let err = admit_object(&Resources::new(), &res, d, FieldValidation::Strict).unwrap_err();
         assert_eq!(
             err.message(),
             "strict decoding error: unknown field \"extra\""
@@ -386,7 +396,7 @@ mod tests {
         let d =
             parse_json(br#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"x"}}"#).unwrap();
         assert_eq!(
-            admit_object(&res, d, FieldValidation::Ignore)
+            admit_object(&Resources::new(), &res, d, FieldValidation::Ignore)
                 .unwrap_err()
                 .code(),
             400

@@ -33,7 +33,7 @@
 //! answers these paths with Go's plain `404 page not found`.
 
 use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex};
+use std::sync::Mutex;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -176,8 +176,14 @@ struct Cached {
     server: String,
 }
 
-/// Clients per Cluster name.
-static CLIENTS: LazyLock<Mutex<HashMap<String, Cached>>> = LazyLock::new(Default::default);
+/// Clients per Cluster name, one map per server instance.
+type Clients = std::sync::Arc<Mutex<HashMap<String, Cached>>>;
+
+fn clients(registry: &Registry) -> Clients {
+    registry
+        .instance()
+        .shared("cluster-proxy-clients", |_| false, Clients::default)
+}
 
 /// Any method on `clusters/NAME/proxy[/<path>]`.
 pub async fn handle(State(state): State<AppState>, req: Request) -> Response {
@@ -188,7 +194,12 @@ pub async fn handle(State(state): State<AppState>, req: Request) -> Response {
 }
 
 async fn proxy(state: &AppState, req: Request) -> Result<Response, ApiError> {
-    if resource::find(GROUP, VERSION, "clusters").is_none() {
+    if state
+        .registry
+        .resources()
+        .find(GROUP, VERSION, "clusters")
+        .is_none()
+    {
         return Ok(super::not_found::page_not_found());
     }
     // A host's aggregator sees no Clusters at the root path
@@ -247,13 +258,15 @@ async fn proxy(state: &AppState, req: Request) -> Result<Response, ApiError> {
 
 /// The member client of Cluster `name` and its server URL (cached).
 async fn client_for(registry: &Registry, name: &str) -> Result<(kube::Client, String), ApiError> {
-    let clusters =
-        resource::find(GROUP, VERSION, "clusters").ok_or_else(ApiError::path_not_found)?;
+    let clusters = registry
+        .resources()
+        .find(GROUP, VERSION, "clusters")
+        .ok_or_else(ApiError::path_not_found)?;
     let cluster = match registry.get(&clusters, "", name).await {
         Ok(c) => c,
         Err(e) => {
             if e.reason() == "NotFound"
-                && let Ok(mut cache) = CLIENTS.lock()
+                && let Ok(mut cache) = clients(registry).lock()
             {
                 cache.remove(name);
             }
@@ -276,7 +289,7 @@ async fn client_for(registry: &Registry, name: &str) -> Result<(kube::Client, St
         .and_then(Value::as_str)
         .filter(|c| !c.is_empty())
         .map(str::to_owned);
-    let secrets = resource::find("", "v1", "secrets").ok_or_else(ApiError::path_not_found)?;
+    let secrets = resource::builtin("", "v1", "secrets").ok_or_else(ApiError::path_not_found)?;
     let secret = registry
         .get(&secrets, &namespace, &secret_name)
         .await
@@ -300,7 +313,7 @@ async fn client_for(registry: &Registry, name: &str) -> Result<(kube::Client, St
         meta("resourceVersion"),
         context.as_deref().unwrap_or("")
     );
-    if let Ok(cache) = CLIENTS.lock()
+    if let Ok(cache) = clients(registry).lock()
         && let Some(c) = cache.get(name)
         && c.key == cache_key
     {
@@ -329,7 +342,7 @@ async fn client_for(registry: &Registry, name: &str) -> Result<(kube::Client, St
             ),
         )
     })?;
-    if let Ok(mut cache) = CLIENTS.lock() {
+    if let Ok(mut cache) = clients(registry).lock() {
         cache.insert(
             name.to_owned(),
             Cached {

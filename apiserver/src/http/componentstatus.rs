@@ -51,7 +51,11 @@ pub async fn handle(
     if *method != Method::GET {
         return ApiError::method_not_allowed().into_response();
     }
-    crate::metrics::global().deprecated_api_requested(res.group, res.version, res.plural);
+    state
+        .registry
+        .instance()
+        .metrics()
+        .deprecated_api_requested(res.group, res.version, res.plural);
     let mut response = match serve(state, res, name, query, headers).await {
         Ok(r) => r,
         Err(e) => e.into_response(),

@@ -8,7 +8,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use crate::registry::resource::{self, GROUP_ORDER, ResourceInfo};
+use crate::registry::resource::{GROUP_ORDER, ResourceInfo, Resources};
 use crate::registry::subresource;
 
 use super::host_view;
@@ -22,8 +22,8 @@ struct GroupVersion {
 
 /// Every served group/version (one version per group today); for a host
 /// request, only the host view's.
-fn group_versions(host: bool) -> Vec<GroupVersion> {
-    let mut out = all_group_versions();
+fn group_versions(resources: &Resources, host: bool) -> Vec<GroupVersion> {
+    let mut out = all_group_versions(resources);
     if host {
         out.retain(|gv| host_view::shows_group_version(gv.group, gv.version));
         for gv in &mut out {
@@ -34,9 +34,9 @@ fn group_versions(host: bool) -> Vec<GroupVersion> {
     out
 }
 
-fn all_group_versions() -> Vec<GroupVersion> {
+fn all_group_versions(resources: &Resources) -> Vec<GroupVersion> {
     let mut out: Vec<GroupVersion> = Vec::new();
-    for r in resource::all().iter().cloned() {
+    for r in resources.all().iter().cloned() {
         match out
             .iter_mut()
             .find(|gv| gv.group == r.group && gv.version == r.version)
@@ -255,8 +255,8 @@ fn aggregated_item(name: &str, gvs: &[&GroupVersion]) -> Value {
 }
 
 /// `GET /api`.
-pub fn legacy_root(headers: &HeaderMap, host: &str) -> Response {
-    let gvs = group_versions(false);
+pub fn legacy_root(resources: &Resources, headers: &HeaderMap, host: &str) -> Response {
+    let gvs = group_versions(resources, false);
     if let Some(v) = wants_aggregated(headers) {
         let core: Vec<&GroupVersion> = gvs.iter().filter(|gv| gv.group.is_empty()).collect();
         return aggregated_response(headers, v, vec![aggregated_item("", &core)]);
@@ -288,8 +288,8 @@ fn group_entry(group: &str, versions: &[&GroupVersion]) -> Value {
 }
 
 /// `GET /apis`.
-pub fn groups_root(headers: &HeaderMap, host: bool) -> Response {
-    let gvs = group_versions(host);
+pub fn groups_root(resources: &Resources, headers: &HeaderMap, host: bool) -> Response {
+    let gvs = group_versions(resources, host);
     let named: Vec<(&str, Vec<&GroupVersion>)> = groups(&gvs)
         .into_iter()
         .filter(|(g, _)| !g.is_empty())
@@ -309,8 +309,8 @@ pub fn groups_root(headers: &HeaderMap, host: bool) -> Response {
 }
 
 /// `GET /apis/{group}`.
-pub fn group(name: &str, host: bool) -> Response {
-    let gvs = group_versions(host);
+pub fn group(resources: &Resources, name: &str, host: bool) -> Response {
+    let gvs = group_versions(resources, host);
     match groups(&gvs)
         .into_iter()
         .find(|(g, _)| *g == name && !name.is_empty())
@@ -329,15 +329,15 @@ pub fn group(name: &str, host: bool) -> Response {
 
 /// Whether `group/version` is served (resources or virtual resources):
 /// paths under an unserved one get upstream's plain-text 404.
-pub fn serves(group: &str, version: &str, host: bool) -> bool {
-    group_versions(host)
+pub fn serves(resources: &Resources, group: &str, version: &str, host: bool) -> bool {
+    group_versions(resources, host)
         .iter()
         .any(|gv| gv.group == group && gv.version == version)
 }
 
 /// `GET /api/v1`, `GET /apis/{group}/{version}`.
-pub fn group_version(group: &str, version: &str, host: bool) -> Response {
-    let gvs = group_versions(host);
+pub fn group_version(resources: &Resources, group: &str, version: &str, host: bool) -> Response {
+    let gvs = group_versions(resources, host);
     let Some(gv) = gvs
         .iter()
         .find(|gv| gv.group == group && gv.version == version)

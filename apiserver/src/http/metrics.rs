@@ -27,24 +27,26 @@
 //! returns. Every other request is in `apiserver_current_inflight_requests`
 //! while its handler runs.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use axum::body::Body;
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 
+use super::AppState;
 use super::access_log;
 use super::authn::UserInfo;
 use crate::metrics::{self, RequestLabels, WatchLabels};
-use crate::registry::resource;
+use crate::registry::resource::Resources;
 
 /// `GET /metrics`: the Prometheus text format (authenticated, like every
 /// path that is not public).
-pub async fn get() -> Response {
-    let mut response = metrics::global().render().into_response();
+pub async fn get(State(state): State<AppState>) -> Response {
+    let mut response = state.registry.instance().metrics().render().into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static(metrics::CONTENT_TYPE),
@@ -68,12 +70,13 @@ pub struct RequestInfo {
 /// `verb`, and for requests it does not instrument, the method's verb
 /// with GET/LIST told apart by the path (the access log's `verb`).
 pub fn verb_of(
+    resources: &Resources,
     method: &Method,
     path: &str,
     query: Option<&str>,
     content_type: Option<&HeaderValue>,
 ) -> &'static str {
-    match classify(method, path, query, content_type) {
+    match classify(resources, method, path, query, content_type) {
         Some(info) => info.labels.verb,
         None => clean_verb(canonical_verb(method, ""), method, query, content_type, ""),
     }
@@ -106,6 +109,7 @@ fn static_subresource(s: &str) -> Option<&'static str> {
 /// does not count (unknown paths and resources, `/version`, `/metrics`,
 /// `/openapi`, per-check health paths, legacy discovery documents).
 pub fn classify(
+    resources: &Resources,
     method: &Method,
     path: &str,
     query: Option<&str>,
@@ -138,7 +142,7 @@ pub fn classify(
     }
     let p = ResourcePath::parse(path)?;
     let (group, version, plural, kind, namespaced) =
-        match resource::find(p.group, p.version, p.resource) {
+        match resources.find(p.group, p.version, p.resource) {
             Some(r) => (r.group, r.version, r.plural, r.kind, r.namespaced),
             None => {
                 let r = super::review::find(p.group, p.version, p.resource)?;
@@ -312,33 +316,44 @@ pub struct Observed {
 }
 
 /// Middleware: records the request metrics (see the module docs).
-pub async fn instrument(req: Request, next: Next) -> Response {
+pub async fn instrument(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let start = Instant::now();
     let method = req.method().clone();
+    let resources = state.registry.resources();
+    let metrics = state.registry.instance().metrics().clone();
     let info = classify(
+        resources,
         &method,
         req.uri().path(),
         req.uri().query(),
         req.headers().get(header::CONTENT_TYPE),
     );
-    let observed = access_log::enabled().then(|| Observed {
+    let observed = access_log::enabled(&req).then(|| Observed {
         verb: info.map_or_else(
-            || verb_of(&method, req.uri().path(), req.uri().query(), None),
+            || {
+                verb_of(
+                    resources,
+                    &method,
+                    req.uri().path(),
+                    req.uri().query(),
+                    None,
+                )
+            },
             |i| i.labels.verb,
         ),
         user: req.extensions().get::<UserInfo>().map(|u| u.name.clone()),
     });
     let long_running = info.is_some_and(|i| i.long_running);
-    let inflight = (!long_running)
-        .then(|| metrics::global().inflight(!matches!(method, Method::GET | Method::HEAD)));
+    let inflight =
+        (!long_running).then(|| metrics.inflight(!matches!(method, Method::GET | Method::HEAD)));
     let mut response = next.run(req).await;
     drop(inflight);
     if let Some(mut info) = info {
         info.labels.code = response.status().as_u16();
         if long_running && response.status() == StatusCode::OK {
-            response = stream_tracked(response, info, start);
+            response = stream_tracked(response, info, start, metrics);
         } else if response.status() != StatusCode::METHOD_NOT_ALLOWED {
-            metrics::global().record_request(&info.labels, start.elapsed());
+            metrics.record_request(&info.labels, start.elapsed());
         }
     }
     if let Some(o) = observed {
@@ -350,12 +365,17 @@ pub async fn instrument(req: Request, next: Next) -> Response {
 /// Counts a streaming response while its body is alive: the long-running
 /// gauge, one watch event per line, and the request itself when the
 /// body ends or is dropped.
-fn stream_tracked(response: Response, info: RequestInfo, start: Instant) -> Response {
+fn stream_tracked(
+    response: Response,
+    info: RequestInfo,
+    start: Instant,
+    metrics: Arc<metrics::Metrics>,
+) -> Response {
     let (parts, body) = response.into_parts();
     let tracker = StreamTracker {
-        _gauge: metrics::global().longrunning(&info.labels),
+        _gauge: metrics.longrunning(&info.labels),
         events: (info.labels.verb == "WATCH").then(|| {
-            metrics::global().watch_events(&WatchLabels {
+            metrics.watch_events(&WatchLabels {
                 group: info.labels.group,
                 kind: info.kind,
                 version: info.labels.version,
@@ -363,6 +383,7 @@ fn stream_tracked(response: Response, info: RequestInfo, start: Instant) -> Resp
         }),
         labels: info.labels,
         start,
+        metrics,
     };
     let stream = body.into_data_stream().map(move |frame| {
         if let Ok(bytes) = &frame
@@ -383,11 +404,13 @@ struct StreamTracker {
     events: Option<prometheus_client::metrics::counter::Counter>,
     labels: RequestLabels,
     start: Instant,
+    metrics: Arc<metrics::Metrics>,
 }
 
 impl Drop for StreamTracker {
     fn drop(&mut self) {
-        metrics::global().record_request(&self.labels, self.start.elapsed());
+        self.metrics
+            .record_request(&self.labels, self.start.elapsed());
     }
 }
 
@@ -405,7 +428,7 @@ mod tests {
             None => (uri, None),
         };
         let ct = ct.map(HeaderValue::from_static);
-        classify(&method, path, query, ct.as_ref()).map(|i| i.labels)
+        classify(&Resources::new(), &method, path, query, ct.as_ref()).map(|i| i.labels)
     }
 
     fn vs(l: &RequestLabels) -> (&str, &str, &str, &str, &str, &str, &str) {
@@ -610,6 +633,7 @@ mod tests {
     #[test]
     fn long_running_and_kind() {
         let i = classify(
+            &Resources::new(),
             &Method::GET,
             "/apis/apps/v1/deployments",
             Some("watch=1"),
@@ -618,14 +642,30 @@ mod tests {
         .expect("watch");
         assert!(i.long_running);
         assert_eq!(i.kind, "Deployment");
-        let i = classify(&Method::GET, "/apis/apps/v1/deployments", None, None).expect("list");
+        let i = classify(
+            &Resources::new(),
+            &Method::GET,
+            "/apis/apps/v1/deployments",
+            None,
+            None,
+        )
+        .expect("list");
         assert!(!i.long_running);
     }
 
     #[test]
     fn access_log_verbs_of_uninstrumented_requests() {
-        assert_eq!(verb_of(&Method::GET, "/version", None, None), "GET");
-        assert_eq!(verb_of(&Method::OPTIONS, "/version", None, None), "other");
-        assert_eq!(verb_of(&Method::GET, "/api/v1/pods", None, None), "LIST");
+        assert_eq!(
+            verb_of(&Resources::new(), &Method::GET, "/version", None, None),
+            "GET"
+        );
+        assert_eq!(
+            verb_of(&Resources::new(), &Method::OPTIONS, "/version", None, None),
+            "other"
+        );
+        assert_eq!(
+            verb_of(&Resources::new(), &Method::GET, "/api/v1/pods", None, None),
+            "LIST"
+        );
     }
 }

@@ -216,7 +216,8 @@ pub(super) async fn handle(
                 raw: patched,
                 duplicates: Vec::new(),
             };
-            let (obj, w) = body::admit_object(res, decoded, validation)?;
+            let (obj, w) =
+                body::admit_object(state.registry.resources(), res, decoded, validation)?;
             warnings = w;
             Ok(obj)
         })
@@ -249,7 +250,12 @@ async fn apply(
                 raw: merged,
                 duplicates: Vec::new(),
             };
-            let (obj, _) = body::admit_object(res, decoded, super::query::FieldValidation::Ignore)?;
+            let (obj, _) = body::admit_object(
+                state.registry.resources(),
+                res,
+                decoded,
+                super::query::FieldValidation::Ignore,
+            )?;
             Ok(obj)
         })
         .await?;

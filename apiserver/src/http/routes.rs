@@ -22,7 +22,7 @@ use crate::openapi;
 /// `tower::ServiceExt::oneshot`, inserting an
 /// [`authn::ClientCertUser`] extension to act as an authenticated client.
 pub fn app(state: AppState) -> Router {
-    let api = routes();
+    let api = routes(&state);
     Router::new()
         .merge(api.clone())
         .nest(AGGREGATED_PREFIX, api)
@@ -52,8 +52,9 @@ pub fn app(state: AppState) -> Router {
 /// `default` Federation, which a host routes to Skein's APIService).
 pub const AGGREGATED_PREFIX: &str = "/apis/federation.skein.io/v1alpha1/federations/default/proxy";
 
-/// Every route, without authentication and state.
-fn routes() -> Router<AppState> {
+/// Every route, without authentication and state (`state` is for the
+/// metrics layer).
+fn routes(state: &AppState) -> Router<AppState> {
     Router::new()
         .route("/version", get(version::get))
         .route("/version/", get(version::get))
@@ -84,7 +85,10 @@ fn routes() -> Router<AppState> {
         .method_not_allowed_fallback(method_not_allowed)
         // Inside authentication and the prefix: counts what reaches a
         // handler, as upstream.
-        .layer(middleware::from_fn(metrics::instrument))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            metrics::instrument,
+        ))
 }
 
 /// The `clusters/proxy` routes (`http/cluster_proxy.rs`): they take the raw

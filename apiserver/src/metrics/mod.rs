@@ -1,6 +1,6 @@
 //! The server's Prometheus metrics: upstream kube-apiserver 1.33's names,
-//! labels, help texts and buckets, in one process-wide registry (upstream's
-//! `legacyregistry`), rendered as the Prometheus text format 0.0.4.
+//! labels, help texts and buckets, in one registry per server instance
+//! (upstream's `legacyregistry`), rendered as the Prometheus text format 0.0.4.
 //!
 //! Who records what:
 //! - `http::metrics::instrument` (HTTP middleware, after authentication):
@@ -33,7 +33,6 @@ pub mod objects;
 pub mod process;
 pub mod store;
 
-use std::sync::LazyLock;
 use std::time::Duration;
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -229,14 +228,16 @@ pub struct Metrics {
     leader: Family<NameLabels, Gauge>,
 }
 
-/// The process-wide metrics.
-pub fn global() -> &'static Metrics {
-    static METRICS: LazyLock<Metrics> = LazyLock::new(Metrics::new);
-    &METRICS
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
 }
 
 impl Metrics {
-    fn new() -> Self {
+    /// A new registry with every family declared; one per server
+    /// instance ([`crate::instance::Instance::metrics`]).
+    pub fn new() -> Self {
         let m = Metrics {
             registry: Registry::default(),
             requests: Family::default(),

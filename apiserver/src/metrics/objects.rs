@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use skein_storage::{ListOptions, Store};
 
 use crate::registry::key;
-use crate::registry::resource::{self, ResourceInfo};
+use crate::registry::resource::ResourceInfo;
 
 /// Keys read per page while counting.
 const PAGE: usize = 500;
@@ -47,9 +47,9 @@ pub async fn count(store: &dyn Store, prefix: &str) -> skein_storage::Result<i64
 }
 
 /// Counts every stored resource once and sets the gauges.
-pub async fn update_all(store: &dyn Store) {
-    let metrics = super::global();
-    for res in resource::all().iter().filter(|r| is_stored(r)) {
+pub async fn update_all(store: &dyn Store, instance: &crate::instance::Instance) {
+    let metrics = instance.metrics();
+    for res in instance.resources().all().iter().filter(|r| is_stored(r)) {
         let prefix = key::prefix(res, None);
         let start = Instant::now();
         let n = match count(store, &prefix).await {
@@ -69,7 +69,7 @@ pub async fn update_all(store: &dyn Store) {
 }
 
 /// Spawns the periodic count; `period` zero disables it.
-pub fn spawn(store: Arc<dyn Store>, period: Duration) {
+pub fn spawn(store: Arc<dyn Store>, instance: Arc<crate::instance::Instance>, period: Duration) {
     if period.is_zero() {
         return;
     }
@@ -78,7 +78,7 @@ pub fn spawn(store: Arc<dyn Store>, period: Duration) {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
-            update_all(store.as_ref()).await;
+            update_all(store.as_ref(), &instance).await;
         }
     });
 }
@@ -106,16 +106,17 @@ mod tests {
             .await
             .expect("create");
         assert_eq!(count(store.as_ref(), prefix).await.expect("count"), 507);
-        update_all(store.as_ref()).await;
-        let text = super::super::global().render();
+        let instance = crate::instance::Instance::new();
+        update_all(store.as_ref(), &instance).await;
+        let text = instance.metrics().render();
         assert!(
             text.contains("apiserver_storage_objects{resource=\"controllerrevisions.apps\"} 507\n"),
             "{text}"
         );
         assert!(!text.contains("resource=\"componentstatuses\""), "{text}");
         store.close().await;
-        update_all(store.as_ref()).await;
-        let text = super::super::global().render();
+        update_all(store.as_ref(), &instance).await;
+        let text = instance.metrics().render();
         assert!(
             text.contains("apiserver_storage_objects{resource=\"controllerrevisions.apps\"} -1\n")
         );

@@ -25,12 +25,13 @@ use crate::registry::resource;
 /// Times the calls of the store it wraps.
 pub struct MetricsStore {
     inner: Arc<dyn Store>,
+    metrics: Arc<super::Metrics>,
 }
 
 impl MetricsStore {
     /// Wraps `inner`.
-    pub fn wrap(inner: Arc<dyn Store>) -> Arc<dyn Store> {
-        Arc::new(MetricsStore { inner })
+    pub fn wrap(inner: Arc<dyn Store>, metrics: Arc<super::Metrics>) -> Arc<dyn Store> {
+        Arc::new(MetricsStore { inner, metrics })
     }
 }
 
@@ -38,7 +39,7 @@ impl MetricsStore {
 /// the resource table; built once.
 static QUALIFIED: LazyLock<HashMap<(&'static str, &'static str), &'static str>> =
     LazyLock::new(|| {
-        resource::all()
+        resource::builtins()
             .iter()
             .map(|r| {
                 let segment = if r.group.is_empty() { "core" } else { r.group };
@@ -129,8 +130,8 @@ impl futures::Stream for Counted {
     }
 }
 
-fn observe(operation: &'static str, key: &str, start: Instant) {
-    super::global().observe_storage(operation, key_type(key), start.elapsed());
+fn observe(metrics: &super::Metrics, operation: &'static str, key: &str, start: Instant) {
+    metrics.observe_storage(operation, key_type(key), start.elapsed());
 }
 
 #[async_trait]
@@ -138,21 +139,21 @@ impl Store for MetricsStore {
     async fn get(&self, key: &str) -> Result<KeyValue> {
         let start = Instant::now();
         let r = self.inner.get(key).await;
-        observe("get", key, start);
+        observe(&self.metrics, "get", key, start);
         r
     }
 
     async fn list(&self, prefix: &str, opts: ListOptions) -> Result<ListResult> {
         let start = Instant::now();
         let r = self.inner.list(prefix, opts).await;
-        observe("list", prefix, start);
+        observe(&self.metrics, "list", prefix, start);
         r
     }
 
     async fn create(&self, key: &str, value: &[u8]) -> Result<KeyValue> {
         let start = Instant::now();
         let r = self.inner.create(key, value).await;
-        observe("create", key, start);
+        observe(&self.metrics, "create", key, start);
         r
     }
 
@@ -164,7 +165,7 @@ impl Store for MetricsStore {
     ) -> Result<KeyValue> {
         let start = Instant::now();
         let r = self.inner.update(key, value, expected_mod_revision).await;
-        observe("update", key, start);
+        observe(&self.metrics, "update", key, start);
         r
     }
 
@@ -175,7 +176,7 @@ impl Store for MetricsStore {
     ) -> Result<(KeyValue, Revision)> {
         let start = Instant::now();
         let r = self.inner.delete(key, expected_mod_revision).await;
-        observe("delete", key, start);
+        observe(&self.metrics, "delete", key, start);
         r
     }
 
@@ -183,7 +184,7 @@ impl Store for MetricsStore {
         let stream = self.inner.watch(prefix, after_revision).await?;
         Ok(Box::pin(Counted {
             inner: stream,
-            _open: Open::new(super::global().storage_watches(watch_type(prefix))),
+            _open: Open::new(self.metrics.storage_watches(watch_type(prefix))),
         }))
     }
 

@@ -7,11 +7,12 @@
 //! contract in `openapi/mod.rs`).
 
 use axum::Extension;
-use axum::extract::{Path, RawQuery};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use super::{Served, host_v2_docs, host_v3_set, v2_docs, v3_set};
+use crate::http::AppState;
 use crate::http::host_view::HostView;
 use crate::status::ApiError;
 
@@ -24,26 +25,31 @@ pub const V2_PROTOBUF_NEW: &str = "application/com.github.proto-openapi.spec.v2.
 /// `GET /openapi/v3`: the index (always JSON, as upstream). A host
 /// request sees the host's documents only (`openapi/host.rs`), here and
 /// in the two handlers below.
-pub async fn v3_index(host: Option<Extension<HostView>>, headers: HeaderMap) -> Response {
+pub async fn v3_index(
+    State(state): State<AppState>,
+    host: Option<Extension<HostView>>,
+    headers: HeaderMap,
+) -> Response {
     let set = if host.is_some() {
-        host_v3_set()
+        host_v3_set(state.registry.instance())
     } else {
-        v3_set()
+        v3_set(state.registry.instance())
     };
     respond(&headers, &set.index, "application/json", Caching::Private)
 }
 
 /// `GET /openapi/v3/<path>?hash=<HASH>`: one document, JSON only.
 pub async fn v3_document(
+    State(state): State<AppState>,
     host: Option<Extension<HostView>>,
     Path(rest): Path<String>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
     let set = if host.is_some() {
-        host_v3_set()
+        host_v3_set(state.registry.instance())
     } else {
-        v3_set()
+        v3_set(state.registry.instance())
     };
     let Some(doc) = set.docs.get(rest.trim_end_matches('/')) else {
         return ApiError::path_not_found().into_response();
@@ -63,11 +69,15 @@ pub async fn v3_document(
 
 /// `GET /openapi/v2`: gnostic protobuf when asked for (client-go always
 /// is), else JSON.
-pub async fn v2(host: Option<Extension<HostView>>, headers: HeaderMap) -> Response {
+pub async fn v2(
+    State(state): State<AppState>,
+    host: Option<Extension<HostView>>,
+    headers: HeaderMap,
+) -> Response {
     let docs = if host.is_some() {
-        host_v2_docs()
+        host_v2_docs(state.registry.instance())
     } else {
-        v2_docs()
+        v2_docs(state.registry.instance())
     };
     let protobuf = [
         (

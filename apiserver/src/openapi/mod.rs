@@ -46,7 +46,8 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use serde_json::{Value, json};
 use sha2::Digest;
 
-use crate::registry::resource::{self, ResourceInfo, Table};
+use crate::instance::Instance;
+use crate::registry::resource::{ResourceInfo, Resources, Table};
 use crate::schema::{self, Definitions};
 
 /// A rendered document and its ETag.
@@ -247,8 +248,8 @@ fn build_v3_on(
 
 /// Builds every v3 document of the current resource table (pure apart
 /// from reading the table; [`v3_set`] caches it).
-pub fn build_v3(defs: &Definitions) -> V3Set {
-    let table = resource::snapshot();
+pub fn build_v3(defs: &Definitions, resources: &Resources) -> V3Set {
+    let table = resources.snapshot();
     build_v3_on(defs, &table, &build_builtin_v3(defs, &table))
 }
 
@@ -297,6 +298,14 @@ fn add_self_subject_review(defs: &Definitions, doc: &mut Value) {
     }
 }
 
+/// One server instance's documents: those of the last table generation
+/// built, and the lock that lets one request build the next.
+#[derive(Default)]
+struct Cache {
+    built: RwLock<Option<Arc<Built>>>,
+    build: Mutex<()>,
+}
+
 /// The documents of one table generation.
 struct Built {
     generation: u64,
@@ -324,12 +333,12 @@ fn builtin_v2(defs: &Definitions, table: &Table) -> &'static Value {
 
 /// The documents of the current table generation, building them when the
 /// generation changed (see the module contracts).
-fn current() -> Arc<Built> {
-    static CACHE: RwLock<Option<Arc<Built>>> = RwLock::new(None);
-    static BUILD: Mutex<()> = Mutex::new(());
-    let table = resource::snapshot();
+fn current(instance: &Instance) -> Arc<Built> {
+    let cache = instance.shared("openapi", |_| false, || Arc::new(Cache::default()));
+    let table = instance.resources().snapshot();
     let cached = || {
-        CACHE
+        cache
+            .built
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
@@ -338,7 +347,7 @@ fn current() -> Arc<Built> {
     if let Some(b) = cached() {
         return b;
     }
-    let _one_builder = BUILD.lock().unwrap_or_else(PoisonError::into_inner);
+    let _one_builder = cache.build.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(b) = cached() {
         return b;
     }
@@ -351,19 +360,19 @@ fn current() -> Arc<Built> {
         host_v3: OnceLock::new(),
         host_v2: OnceLock::new(),
     });
-    *CACHE.write().unwrap_or_else(PoisonError::into_inner) = Some(built.clone());
+    *cache.built.write().unwrap_or_else(PoisonError::into_inner) = Some(built.clone());
     built
 }
 
 /// The v3 documents of the current table generation.
-pub fn v3_set() -> Arc<V3Set> {
-    current().v3.clone()
+pub fn v3_set(instance: &Instance) -> Arc<V3Set> {
+    current(instance).v3.clone()
 }
 
 /// The v3 documents a host's aggregator sees (`host.rs`), of the current
 /// table generation.
-pub fn host_v3_set() -> Arc<V3Set> {
-    let built = current();
+pub fn host_v3_set(instance: &Instance) -> Arc<V3Set> {
+    let built = current(instance);
     built
         .host_v3
         .get_or_init(|| Arc::new(host::v3(&built.v3)))
@@ -372,8 +381,8 @@ pub fn host_v3_set() -> Arc<V3Set> {
 
 /// The v2 document a host's aggregator sees (`host.rs`), of the current
 /// table generation.
-pub fn host_v2_docs() -> Arc<v2::V2Docs> {
-    let built = current();
+pub fn host_v2_docs(instance: &Instance) -> Arc<v2::V2Docs> {
+    let built = current(instance);
     built
         .host_v2
         .get_or_init(|| Arc::new(host::v2(&v2_docs_of(&built).json.bytes)))
@@ -381,8 +390,8 @@ pub fn host_v2_docs() -> Arc<v2::V2Docs> {
 }
 
 /// The v2 document (JSON and protobuf) of the current table generation.
-pub fn v2_docs() -> Arc<v2::V2Docs> {
-    v2_docs_of(&current())
+pub fn v2_docs(instance: &Instance) -> Arc<v2::V2Docs> {
+    v2_docs_of(&current(instance))
 }
 
 fn v2_docs_of(built: &Built) -> Arc<v2::V2Docs> {

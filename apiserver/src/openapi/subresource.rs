@@ -511,7 +511,7 @@ mod tests {
 
     #[test]
     fn pod_subresource_operations_are_named_as_upstream() {
-        let pods = resource::find("", "v1", "pods").expect("pods");
+        let pods = resource::builtin("", "v1", "pods").expect("pods");
         let items = items(
             &pods,
             "/api/v1/namespaces/{namespace}/pods",
@@ -603,14 +603,14 @@ mod tests {
 
     #[test]
     fn namespaces_token_and_bindings() {
-        let ns = resource::find("", "v1", "namespaces").expect("namespaces");
+        let ns = resource::builtin("", "v1", "namespaces").expect("namespaces");
         let items = items(&ns, "/api/v1/namespaces", "io.k8s.api.core.v1.Namespace");
         assert_eq!(items[0].path, "/api/v1/namespaces/{name}/finalize");
         assert_eq!(
             items[0].ops[0].operation_id,
             "replaceCoreV1NamespaceFinalize"
         );
-        let sa = resource::find("", "v1", "serviceaccounts").expect("serviceaccounts");
+        let sa = resource::builtin("", "v1", "serviceaccounts").expect("serviceaccounts");
         let items = super::items(
             &sa,
             "/api/v1/namespaces/{namespace}/serviceaccounts",

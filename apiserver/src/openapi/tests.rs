@@ -10,7 +10,12 @@ use super::*;
 
 fn set() -> &'static V3Set {
     static SET: OnceLock<V3Set> = OnceLock::new();
-    SET.get_or_init(|| build_v3(schema::definitions()))
+    SET.get_or_init(|| {
+        build_v3(
+            schema::definitions(),
+            &crate::registry::resource::Resources::new(),
+        )
+    })
 }
 
 fn doc(path: &str) -> Value {
@@ -22,7 +27,7 @@ fn doc(path: &str) -> Value {
 }
 
 fn v2_json() -> Value {
-    serde_json::from_slice(&v2_docs().json.bytes).unwrap()
+    serde_json::from_slice(&v2_docs(&crate::instance::Instance::new()).json.bytes).unwrap()
 }
 
 #[test]
@@ -50,7 +55,7 @@ fn index_lists_every_group_version_with_its_hash() {
         );
     }
     // Every served resource's group/version is listed.
-    for r in crate::registry::resource::all() {
+    for r in crate::registry::resource::builtins() {
         let key = paths::prefix(r.group, r.version)
             .trim_start_matches('/')
             .to_owned();
@@ -331,7 +336,10 @@ fn cluster_scoped_paths_have_no_namespace() {
 
 #[test]
 fn documents_are_deterministic() {
-    let again = build_v3(schema::definitions());
+    let again = build_v3(
+        schema::definitions(),
+        &crate::registry::resource::Resources::new(),
+    );
     assert_eq!(again.index.hash, set().index.hash);
     assert_eq!(
         again.docs["apis/apps/v1"].hash,
@@ -341,7 +349,7 @@ fn documents_are_deterministic() {
 
 #[test]
 fn v2_protobuf_decodes_with_definitions_and_extensions() {
-    let bytes = &v2_docs().protobuf.bytes;
+    let bytes = &v2_docs(&crate::instance::Instance::new()).protobuf.bytes;
     let d = gnostic::Document::decode(bytes.as_slice()).unwrap();
     assert_eq!(d.swagger, "2.0");
     let defs = d.definitions.unwrap().additional_properties;

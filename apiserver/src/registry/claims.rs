@@ -197,7 +197,7 @@ impl Registry {
 
     /// Creates the IPAddress `ip` for Service `ns`/`name`.
     async fn claim_ip(&self, ns: &str, name: &str, ip: &str) -> Result<Claim, ApiError> {
-        let res = resource::find("networking.k8s.io", "v1", "ipaddresses")
+        let res = resource::builtin("networking.k8s.io", "v1", "ipaddresses")
             .ok_or_else(|| ApiError::internal("networking.k8s.io/v1 ipaddresses is not served"))?;
         let opts = WriteOptions {
             field_manager: MANAGER.into(),
@@ -292,7 +292,7 @@ impl Registry {
     /// Deletes the IPAddress `ip` if it names Service `ns`/`name`
     /// (failures are logged: the repair removes what is left).
     async fn unclaim_ip(&self, ns: &str, name: &str, ip: &str) {
-        let Some(res) = resource::find("networking.k8s.io", "v1", "ipaddresses") else {
+        let Some(res) = resource::builtin("networking.k8s.io", "v1", "ipaddresses") else {
             return;
         };
         let key = super::key::object(&res, "", ip);
@@ -346,8 +346,8 @@ impl Registry {
     /// two consecutive passes.
     pub async fn repair_claims(&self, suspects: &mut Suspects) -> Result<Repaired, ApiError> {
         let (Some(services), Some(addresses)) = (
-            resource::find("", "v1", "services"),
-            resource::find("networking.k8s.io", "v1", "ipaddresses"),
+            resource::builtin("", "v1", "services"),
+            resource::builtin("networking.k8s.io", "v1", "ipaddresses"),
         ) else {
             return Ok(Repaired::default());
         };

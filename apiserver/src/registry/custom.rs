@@ -463,7 +463,7 @@ fn naming(crd: &Value, taken: &Taken) -> Naming {
 /// name). CRDs are taken oldest first, so the first to claim a name keeps
 /// it, as upstream's controller (which sees existing CRDs' accepted names).
 pub fn rows(crds: &[Value]) -> (Vec<Arc<ResourceInfo>>, BTreeMap<String, Naming>) {
-    let builtins = resource::snapshot();
+    let builtins = resource::builtins();
     // CRDs that already hold accepted names keep them: they go first, then
     // the others oldest first (upstream's controller checks a CRD against
     // the names the other CRDs of its group have accepted).

@@ -75,8 +75,8 @@ mod tests {
             .await
             .expect("open");
         let registry = Registry::new(store).with_dry_run_hook(Arc::new(Stamp));
-        let nss = resource::find("", "v1", "namespaces").expect("namespaces");
-        let cms = resource::find("", "v1", "configmaps").expect("configmaps");
+        let nss = resource::builtin("", "v1", "namespaces").expect("namespaces");
+        let cms = resource::builtin("", "v1", "configmaps").expect("configmaps");
         let real = WriteOptions::default();
         let dry = WriteOptions {
             dry_run: true,

@@ -133,6 +133,9 @@ pub struct Registry {
     dry_run_hook: Option<Arc<dyn DryRunHook>>,
     /// The watch caches lists and watches are served from, if enabled.
     cache: Option<Arc<cache::Cacher>>,
+    /// The server instance this registry belongs to: its resource table,
+    /// metrics and per-instance values.
+    instance: Arc<crate::instance::Instance>,
 }
 
 /// SHA-256 of `data`.
@@ -200,7 +203,8 @@ fn random_suffix() -> String {
 }
 
 impl Registry {
-    /// A registry over `store`.
+    /// A registry over `store`, in a server instance of its own (see
+    /// [`Registry::with_instance`]).
     pub fn new(store: Arc<dyn Store>) -> Self {
         Registry {
             store,
@@ -208,7 +212,26 @@ impl Registry {
             services: None,
             dry_run_hook: None,
             cache: None,
+            instance: crate::instance::Instance::new(),
         }
+    }
+
+    /// The same registry in server instance `instance`: every registry of
+    /// one server shares its instance (resource table, metrics, shared
+    /// informers).
+    pub fn with_instance(mut self, instance: Arc<crate::instance::Instance>) -> Self {
+        self.instance = instance;
+        self
+    }
+
+    /// The server instance.
+    pub fn instance(&self) -> &Arc<crate::instance::Instance> {
+        &self.instance
+    }
+
+    /// The server instance's resource table.
+    pub fn resources(&self) -> &resource::Resources {
+        self.instance.resources()
     }
 
     /// The same registry serving lists, `resourceVersion=0` gets and
@@ -411,7 +434,7 @@ impl Registry {
         ns: &str,
         name: &str,
     ) -> Result<(), ApiError> {
-        let Some(namespaces) = resource::find("", "v1", "namespaces") else {
+        let Some(namespaces) = resource::builtin("", "v1", "namespaces") else {
             return Ok(());
         };
         // Only the namespace's metadata matters: read its header, not the

@@ -6,10 +6,13 @@
 //! CustomResourceDefinitions (`super::custom`).
 //!
 //! # Contracts
-//! - The table is an immutable snapshot behind an `ArcSwap`: readers
-//!   ([`snapshot`], [`find`], ...) never block and never see a half-made
-//!   change; [`replace_custom`] swaps in a new snapshot with a higher
-//!   [`Table::generation`] (discovery ETags and the OpenAPI cache key on it).
+//! - Each server instance has its own table ([`Resources`], held by its
+//!   registry): an immutable snapshot behind an `ArcSwap`: readers
+//!   ([`Resources::snapshot`], [`Resources::find`], ...) never block and
+//!   never see a half-made change; [`Resources::replace_custom`] swaps in
+//!   a new snapshot with a higher [`Table::generation`] (discovery ETags
+//!   and the OpenAPI cache key on it). Built-in rows ([`builtin`]) are
+//!   shared, immutable data.
 //! - Built-in rows never change. Custom rows are replaced as a whole set.
 //! - Strings of custom rows are interned ([`intern`]), so a row's `&'static
 //!   str`s cost memory once per distinct name, not once per CRD change.
@@ -326,48 +329,128 @@ impl Table {
     }
 }
 
-fn cell() -> &'static ArcSwap<Table> {
-    static TABLE: OnceLock<ArcSwap<Table>> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        ArcSwap::from_pointee(Table {
-            generation: 1,
-            rows: build().into_iter().map(Arc::new).collect(),
-        })
+/// The built-in rows, the same in every server instance; never change.
+fn builtin_table() -> &'static Table {
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    TABLE.get_or_init(|| Table {
+        generation: 1,
+        rows: build().into_iter().map(Arc::new).collect(),
     })
 }
 
-/// The current snapshot. Hold it for the duration of one request so every
-/// lookup in it agrees.
-pub fn snapshot() -> Arc<Table> {
-    cell().load_full()
+/// Finds a built-in resource by group, version and plural: for code that
+/// names a built-in type (a custom resource never shadows one). What a
+/// client or a CRD names is looked up in the instance's [`Resources`].
+pub fn builtin(group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
+    builtin_table().find(group, version, plural).cloned()
 }
 
-/// Every served resource (the current snapshot's rows), in discovery
-/// order.
-pub fn all() -> Vec<Arc<ResourceInfo>> {
-    snapshot().rows.clone()
+/// Every built-in row, in discovery order.
+pub fn builtins() -> Vec<Arc<ResourceInfo>> {
+    builtin_table().rows.clone()
 }
 
-/// Replaces every custom row with `rows` (ordered by the caller) and bumps
-/// the generation. Built-in rows are kept; a custom row may not shadow one
-/// (the CRD controller refuses such names before they get here).
-pub fn replace_custom(rows: Vec<Arc<ResourceInfo>>) {
-    static WRITER: Mutex<()> = Mutex::new(());
-    let _guard = WRITER
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let cur = cell().load();
-    let mut next: Vec<Arc<ResourceInfo>> = cur
-        .rows
-        .iter()
-        .filter(|r| !r.is_custom())
-        .cloned()
-        .collect();
-    next.extend(rows);
-    cell().store(Arc::new(Table {
-        generation: cur.generation + 1,
-        rows: next,
-    }));
+/// One server instance's resource table: the built-in rows and the rows
+/// of its established CRDs. Cheap to clone (a handle); two instances in
+/// one process have tables of their own.
+#[derive(Clone)]
+pub struct Resources {
+    inner: Arc<Cell>,
+}
+
+struct Cell {
+    table: ArcSwap<Table>,
+    writer: Mutex<()>,
+}
+
+impl std::fmt::Debug for Resources {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Resources")
+            .field("generation", &self.snapshot().generation)
+            .finish()
+    }
+}
+
+impl Default for Resources {
+    fn default() -> Self {
+        Resources::new()
+    }
+}
+
+impl Resources {
+    /// A table of the built-in rows only.
+    pub fn new() -> Resources {
+        let builtin = builtin_table();
+        Resources {
+            inner: Arc::new(Cell {
+                table: ArcSwap::from_pointee(Table {
+                    generation: builtin.generation,
+                    rows: builtin.rows.clone(),
+                }),
+                writer: Mutex::new(()),
+            }),
+        }
+    }
+
+    /// The current snapshot. Hold it for the duration of one request so
+    /// every lookup in it agrees.
+    pub fn snapshot(&self) -> Arc<Table> {
+        self.inner.table.load_full()
+    }
+
+    /// Every served resource (the current snapshot's rows), in discovery
+    /// order.
+    pub fn all(&self) -> Vec<Arc<ResourceInfo>> {
+        self.snapshot().rows.clone()
+    }
+
+    /// Replaces every custom row with `rows` (ordered by the caller) and
+    /// bumps the generation. Built-in rows are kept; a custom row may not
+    /// shadow one (the CRD controller refuses such names before they get
+    /// here).
+    pub fn replace_custom(&self, rows: Vec<Arc<ResourceInfo>>) {
+        let _guard = self
+            .inner
+            .writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let cur = self.inner.table.load();
+        let mut next: Vec<Arc<ResourceInfo>> = cur
+            .rows
+            .iter()
+            .filter(|r| !r.is_custom())
+            .cloned()
+            .collect();
+        next.extend(rows);
+        self.inner.table.store(Arc::new(Table {
+            generation: cur.generation + 1,
+            rows: next,
+        }));
+    }
+
+    /// The rows that are storage versions: one per stored resource.
+    /// Everything that walks storage (the garbage collector, namespace
+    /// deletion, startup scans) iterates these, so no object is seen twice.
+    pub fn stored(&self) -> Vec<Arc<ResourceInfo>> {
+        self.snapshot()
+            .iter()
+            .filter(|r| r.is_storage())
+            .cloned()
+            .collect()
+    }
+
+    /// Finds a resource by group, version and plural.
+    pub fn find(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
+        self.snapshot().find(group, version, plural).cloned()
+    }
+
+    /// Finds the resource of a kind in a group/version.
+    pub fn by_kind(&self, group: &str, version: &str, kind: &str) -> Option<Arc<ResourceInfo>> {
+        self.snapshot()
+            .iter()
+            .find(|r| r.group == group && r.version == version && r.kind == kind)
+            .cloned()
+    }
 }
 
 /// The interned copy of `s`: one leaked allocation per distinct string, so
@@ -503,17 +586,6 @@ pub const GROUP_ORDER: &[&str] = &[
     "flowcontrol.apiserver.k8s.io",
 ];
 
-/// The rows that are storage versions: one per stored resource. Everything
-/// that walks storage (the garbage collector, namespace deletion, startup
-/// scans) iterates these, so no object is seen twice.
-pub fn stored() -> Vec<Arc<ResourceInfo>> {
-    snapshot()
-        .iter()
-        .filter(|r| r.is_storage())
-        .cloned()
-        .collect()
-}
-
 impl ResourceInfo {
     /// Whether this row is its resource's storage version.
     pub fn is_storage(&self) -> bool {
@@ -528,20 +600,7 @@ impl ResourceInfo {
 /// `res` is stored as served (or, impossibly, its storage row is missing).
 pub fn storage_of(res: &ResourceInfo) -> Option<Arc<ResourceInfo>> {
     let c = res.conversion?;
-    find(c.storage_group, c.storage_version, c.storage_plural)
-}
-
-/// Finds a resource by group, version and plural.
-pub fn find(group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
-    snapshot().find(group, version, plural).cloned()
-}
-
-/// Finds the resource of a kind in a group/version.
-pub fn by_kind(group: &str, version: &str, kind: &str) -> Option<Arc<ResourceInfo>> {
-    snapshot()
-        .iter()
-        .find(|r| r.group == group && r.version == version && r.kind == kind)
-        .cloned()
+    builtin(c.storage_group, c.storage_version, c.storage_plural)
 }
 
 #[cfg(test)]
@@ -550,14 +609,14 @@ mod tests {
 
     #[test]
     fn table_has_the_common_kinds_with_discovery_facts() {
-        let d = find("apps", "v1", "deployments").unwrap();
+        let d = builtin("apps", "v1", "deployments").unwrap();
         assert_eq!(d.kind, "Deployment");
         assert_eq!(d.list_kind, "DeploymentList");
         assert!(d.namespaced);
         assert_eq!(d.short_names, &["deploy"]);
         assert_eq!(d.categories, &["all"]);
         assert!(d.status && d.scale.is_some());
-        let ns = find("", "v1", "namespaces").unwrap();
+        let ns = builtin("", "v1", "namespaces").unwrap();
         assert!(!ns.namespaced);
         assert_eq!(ns.qualified(), "namespaces");
         assert_eq!(d.qualified(), "deployments.apps");
@@ -567,11 +626,11 @@ mod tests {
     fn storage_version_hash_matches_upstream() {
         // kube-apiserver publishes these values.
         assert_eq!(
-            find("", "v1", "pods").unwrap().storage_version_hash(),
+            builtin("", "v1", "pods").unwrap().storage_version_hash(),
             "xPOwRZ+Yhw8="
         );
         assert_eq!(
-            find("apps", "v1", "deployments")
+            builtin("apps", "v1", "deployments")
                 .unwrap()
                 .storage_version_hash(),
             "8aSe+NMegvE="
@@ -580,7 +639,7 @@ mod tests {
 
     #[test]
     fn normalize_drops_unknown_fields_and_checks_kind() {
-        let d = find("", "v1", "configmaps").unwrap();
+        let d = builtin("", "v1", "configmaps").unwrap();
         let v = serde_json::json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"data":{"a":"b"},"bogus":1});
         let n = d.normalize(v).unwrap();
         assert_eq!(

@@ -301,7 +301,7 @@ mod tests {
     use crate::registry::resource;
 
     fn names(group: &str, plural: &str) -> Vec<&'static str> {
-        let r = resource::all()
+        let r = resource::builtins()
             .into_iter()
             .find(|r| r.group == group && r.plural == plural)
             .expect("served");
@@ -338,7 +338,7 @@ mod tests {
         // federation.skein.io rows come from the CRDs installed at start.
         for (group, plural, _) in EXTRA.iter().filter(|(g, _, _)| *g != "federation.skein.io") {
             assert!(
-                resource::all()
+                resource::builtins()
                     .iter()
                     .any(|r| r.group == *group && r.plural == *plural),
                 "{group}/{plural}"
@@ -348,7 +348,7 @@ mod tests {
 
     #[test]
     fn eviction_and_token_name_their_own_group() {
-        let pods = resource::find("", "v1", "pods").expect("pods");
+        let pods = resource::builtin("", "v1", "pods").expect("pods");
         let eviction = find(&pods, "eviction").expect("eviction");
         assert_eq!(eviction.group_version_of(&pods), ("policy", "v1"));
         let log = find(&pods, "log").expect("log");

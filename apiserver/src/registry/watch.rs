@@ -497,13 +497,17 @@ pub struct Change {
 }
 
 /// The resource that owns a storage key.
-fn resource_of_key(key: &str) -> Option<std::sync::Arc<ResourceInfo>> {
+fn resource_of_key(
+    resources: &super::resource::Resources,
+    key: &str,
+) -> Option<std::sync::Arc<ResourceInfo>> {
     let rest = key.strip_prefix(super::key::ALL)?;
     let mut parts = rest.splitn(3, '/');
     let group = parts.next()?;
     let plural = parts.next()?;
     let group = if group == "core" { "" } else { group };
-    super::resource::stored()
+    resources
+        .stored()
         .into_iter()
         .find(|r| r.group == group && r.plural == plural)
 }
@@ -536,7 +540,7 @@ impl Registry {
         &self,
     ) -> Result<(Vec<(Arc<ResourceInfo>, Header)>, Changes), ApiError> {
         match &self.cache {
-            Some(cacher) => observe_cached(cacher).await,
+            Some(cacher) => observe_cached(self.resources(), cacher).await,
             None => {
                 let (objects, revision) = self.list_all().await?;
                 Ok((objects, self.watch_all(revision).await?))
@@ -547,7 +551,7 @@ impl Registry {
     async fn list_all(&self) -> Result<(Vec<(Arc<ResourceInfo>, Header)>, i64), ApiError> {
         let revision = self.store.current_revision().await.map_err(store_error)?;
         let mut out = Vec::new();
-        for res in super::resource::stored() {
+        for res in self.resources().stored() {
             let opts = skein_storage::ListOptions {
                 at_revision: revision,
                 ..Default::default()
@@ -570,14 +574,18 @@ impl Registry {
             Err(StoreError::Compacted { compacted, .. }) => return Err(too_old(after, compacted)),
             Err(e) => return Err(store_error(e)),
         };
+        let resources = self.resources().clone();
         Ok(events
-            .filter_map(|m| async move {
-                match m {
-                    Err(e) => Some(Err(store_error(e))),
-                    Ok(WatchMessage::Progress(_)) => None,
-                    Ok(WatchMessage::Event(event)) => {
-                        let res = resource_of_key(&event.kv.key)?;
-                        Some(Ok(change_of(res, &event)))
+            .filter_map(move |m| {
+                let resources = resources.clone();
+                async move {
+                    match m {
+                        Err(e) => Some(Err(store_error(e))),
+                        Ok(WatchMessage::Progress(_)) => None,
+                        Ok(WatchMessage::Event(event)) => {
+                            let res = resource_of_key(&resources, &event.kv.key)?;
+                            Some(Ok(change_of(res, &event)))
+                        }
                     }
                 }
             })
@@ -608,11 +616,12 @@ fn change_of(res: Arc<ResourceInfo>, event: &skein_storage::WatchEvent) -> Chang
 
 /// [`Registry::observe_all`] through the watch caches.
 async fn observe_cached(
+    resources: &super::resource::Resources,
     cacher: &super::cache::Cacher,
 ) -> Result<(Vec<(Arc<ResourceInfo>, Header)>, Changes), ApiError> {
     let mut objects = Vec::new();
     let mut streams = Vec::new();
-    for res in super::resource::stored() {
+    for res in resources.stored() {
         let prefix = key::prefix(&res, None);
         let cache = cacher.cache(&prefix);
         let snapshot = match cache.wait_for(1).await {

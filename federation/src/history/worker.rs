@@ -52,7 +52,7 @@ struct Queues {
 
 /// One of the resources the worker follows.
 fn find(group: &str, plural: &str) -> Result<Arc<ResourceInfo>, ApiError> {
-    resource::find(group, "v1", plural)
+    resource::builtin(group, "v1", plural)
         .ok_or_else(|| ApiError::internal(format!("{plural}.{group}/v1 is not served")))
 }
 
@@ -61,7 +61,10 @@ fn find(group: &str, plural: &str) -> Result<Arc<ResourceInfo>, ApiError> {
 /// annotations and own no ReplicaSets (nothing fans them out).
 async fn first_cluster(registry: &Registry) {
     let res = loop {
-        match resource::find("federation.skein.io", "v1alpha1", "clusters") {
+        match registry
+            .resources()
+            .find("federation.skein.io", "v1alpha1", "clusters")
+        {
             Some(r) => break r,
             None => tokio::time::sleep(Duration::from_secs(1)).await,
         }

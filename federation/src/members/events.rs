@@ -85,7 +85,7 @@ pub fn transition_event(
 
 /// Creates `event` in its namespace; a failure is logged, not returned.
 pub async fn record(registry: &Registry, event: Value) {
-    let Some(events) = resource::find("", "v1", "events") else {
+    let Some(events) = resource::builtin("", "v1", "events") else {
         return;
     };
     let opts = WriteOptions {

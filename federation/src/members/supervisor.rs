@@ -54,8 +54,10 @@ pub async fn run(registry: Registry, config: MemberConfig) {
     // anyway rather than fail if the row is not there yet.
     let (res, secrets_res) = loop {
         match (
-            resource::find("federation.skein.io", "v1alpha1", "clusters"),
-            resource::find("", "v1", "secrets"),
+            registry
+                .resources()
+                .find("federation.skein.io", "v1alpha1", "clusters"),
+            resource::builtin("", "v1", "secrets"),
         ) {
             (Some(c), Some(s)) => break (c, s),
             _ => tokio::time::sleep(Duration::from_secs(1)).await,

@@ -60,7 +60,7 @@ impl CleanupFinalizer {
     /// (informers of its own, on every replica) for as long as the runtime
     /// runs.
     pub fn follow_clusters(self: &Arc<Self>, registry: &Registry) {
-        if let Some(res) = resource::find("", "v1", "namespaces") {
+        if let Some(res) = resource::builtin("", "v1", "namespaces") {
             let _ = self.namespaces.set(Informer::start(registry, res));
         }
         let me = Arc::downgrade(self);
@@ -68,7 +68,10 @@ impl CleanupFinalizer {
         tokio::spawn(async move {
             // Served once the federation's CRDs are installed.
             let res = loop {
-                match resource::find("federation.skein.io", "v1alpha1", "clusters") {
+                match registry
+                    .resources()
+                    .find("federation.skein.io", "v1alpha1", "clusters")
+                {
                     Some(res) => break res,
                     None => tokio::time::sleep(std::time::Duration::from_millis(200)).await,
                 }

@@ -54,11 +54,17 @@ pub fn spawn(registry: &Registry, config: &MemberConfig) {
 async fn run(registry: Registry, config: MemberConfig) {
     let (clusters_res, secrets_res, placements, cluster_placements, crds_res) = loop {
         match (
-            resource::find("federation.skein.io", "v1alpha1", "clusters"),
-            resource::find("", "v1", "secrets"),
-            resource::find("federation.skein.io", "v1alpha1", "placements"),
-            resource::find("federation.skein.io", "v1alpha1", "clusterplacements"),
-            resource::find("apiextensions.k8s.io", "v1", "customresourcedefinitions"),
+            registry
+                .resources()
+                .find("federation.skein.io", "v1alpha1", "clusters"),
+            resource::builtin("", "v1", "secrets"),
+            registry
+                .resources()
+                .find("federation.skein.io", "v1alpha1", "placements"),
+            registry
+                .resources()
+                .find("federation.skein.io", "v1alpha1", "clusterplacements"),
+            resource::builtin("apiextensions.k8s.io", "v1", "customresourcedefinitions"),
         ) {
             (Some(c), Some(s), Some(p), Some(cp), Some(crd)) => break (c, s, p, cp, crd),
             _ => tokio::time::sleep(Duration::from_secs(1)).await,
@@ -70,7 +76,7 @@ async fn run(registry: Registry, config: MemberConfig) {
     // (so a restart finds their copies like any other).
     let mut kinds: Vec<Kind> = kinds::PROPAGATED
         .iter()
-        .filter_map(|(g, v, p)| resource::find(g, v, p))
+        .filter_map(|(g, v, p)| registry.resources().find(g, v, p))
         .map(|res| Kind {
             informer: Informer::start(&registry, res.clone()),
             res,
@@ -284,7 +290,7 @@ fn custom_resources(crds: &Informer) -> Vec<Arc<skein_apiserver::registry::Resou
                 .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))?
                 .get("name")?
                 .as_str()?;
-            resource::find(group, version, plural)
+            crds.registry().resources().find(group, version, plural)
         })
         .collect()
 }

@@ -223,7 +223,11 @@ async fn write_placement(
     } else {
         ("clusterplacements", "ClusterPlacement", 1)
     };
-    let Some(pres) = resource::find("federation.skein.io", "v1alpha1", plural) else {
+    let Some(pres) = shared
+        .registry
+        .resources()
+        .find("federation.skein.io", "v1alpha1", plural)
+    else {
         return Ok(());
     };
     let ns = object::namespace(obj).to_owned();
@@ -654,7 +658,7 @@ pub async fn emit(
     kind: &str,
     message: &str,
 ) {
-    let Some(events) = resource::find("", "v1", "events") else {
+    let Some(events) = resource::builtin("", "v1", "events") else {
         return;
     };
     let ns = match object::namespace(obj) {
@@ -707,7 +711,11 @@ async fn delete_placement(
     {
         return Ok(());
     }
-    let Some(pres) = resource::find("federation.skein.io", "v1alpha1", plural) else {
+    let Some(pres) = shared
+        .registry
+        .resources()
+        .find("federation.skein.io", "v1alpha1", plural)
+    else {
         return Ok(());
     };
     match shared

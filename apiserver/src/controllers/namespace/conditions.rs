@@ -215,7 +215,7 @@ mod tests {
 
     #[test]
     fn a_configmap_held_by_a_finalizer() {
-        let cms = resource::find("", "v1", "configmaps").unwrap();
+        let cms = resource::builtin("", "v1", "configmaps").unwrap();
         let mut r = Remaining::default();
         r.add(
             &cms,
@@ -243,7 +243,7 @@ mod tests {
 
     #[test]
     fn merge_keeps_transition_times_unless_status_flips() {
-        let cms = resource::find("", "v1", "configmaps").unwrap();
+        let cms = resource::builtin("", "v1", "configmaps").unwrap();
         let mut r = Remaining::default();
         r.add(
             &cms,

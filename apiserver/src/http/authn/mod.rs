@@ -262,7 +262,7 @@ pub struct Authenticated(pub String);
 /// Runs the rest of the stack as `user`, naming it on the response for the
 /// access log (only when the access log is on).
 async fn run_as(mut req: Request, next: Next, user: UserInfo) -> Response {
-    let name = super::access_log::enabled().then(|| user.name.clone());
+    let name = super::access_log::enabled(&req).then(|| user.name.clone());
     req.extensions_mut().insert(user);
     let mut response = next.run(req).await;
     if let Some(name) = name {
@@ -366,7 +366,7 @@ async fn check_bound(
 ) -> Result<UserInfo, InvalidToken> {
     let ns = &t.namespace;
     let live = |plural: &'static str, r: serviceaccount::Ref| async move {
-        let res = crate::registry::resource::find("", "v1", plural)
+        let res = crate::registry::resource::builtin("", "v1", plural)
             .ok_or_else(|| InvalidToken(format!("no {plural} resource")))?;
         let obj = registry
             .get(&res, ns, &r.name)

@@ -118,9 +118,7 @@ pub(in crate::http) async fn handle(
         return Ok(object_response(StatusCode::OK, &csr, &[]));
     }
     let (options, sent, patch_type) = if call.method == Method::PUT {
-        let decoded = body::decode(&body::content_type(&call.headers), &call.body)?;
-        let (obj, _) =
-            body::admit_body(res, decoded, call.query.field_validation("UpdateOptions")?)?;
+        let (obj, _) = call.admitted_body(state.registry.resources(), res, "UpdateOptions")?;
         ("UpdateOptions", Some(obj), None)
     } else {
         let ct = body::content_type(&call.headers);

@@ -91,7 +91,7 @@ async fn bind(
     }
     check_body_namespace(binding, ns)?;
     validate(binding, name)?;
-    let pods = resource::find("", "v1", "pods").ok_or_else(ApiError::path_not_found)?;
+    let pods = resource::builtin("", "v1", "pods").ok_or_else(ApiError::path_not_found)?;
     let node = binding
         .pointer("/target/name")
         .and_then(Value::as_str)

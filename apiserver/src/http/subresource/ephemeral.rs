@@ -68,9 +68,7 @@ pub(in crate::http) async fn serve(
         return Ok(object_response(StatusCode::OK, &p, &[]));
     }
     let (options, sent, patch_type) = if call.method == Method::PUT {
-        let decoded = body::decode(&body::content_type(&call.headers), &call.body)?;
-        let (obj, _) =
-            body::admit_body(res, decoded, call.query.field_validation("UpdateOptions")?)?;
+        let (obj, _) = call.admitted_body(state.registry.resources(), res, "UpdateOptions")?;
         let sent_name = object::name(&obj);
         if !sent_name.is_empty() && sent_name != name {
             return Err(ApiError::bad_request(format!(

@@ -155,7 +155,7 @@ fn enforce_resource_version(p: &Value) -> bool {
 /// The budgets of the pod's namespace whose selector matches it (an
 /// invalid selector matches nothing).
 async fn budgets_of(state: &AppState, p: &Value, ns: &str) -> Result<Vec<Value>, ApiError> {
-    let pdbs = resource::find("policy", "v1", "poddisruptionbudgets")
+    let pdbs = resource::builtin("policy", "v1", "poddisruptionbudgets")
         .ok_or_else(ApiError::path_not_found)?;
     let page = state
         .registry
@@ -222,7 +222,7 @@ async fn check_and_decrement(
     pdb_name: &str,
     dry_run: bool,
 ) -> Result<(), ApiError> {
-    let pdbs = resource::find("policy", "v1", "poddisruptionbudgets")
+    let pdbs = resource::builtin("policy", "v1", "poddisruptionbudgets")
         .ok_or_else(ApiError::path_not_found)?;
     let opts = WriteOptions {
         dry_run,

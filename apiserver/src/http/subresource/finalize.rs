@@ -14,7 +14,6 @@ use serde_json::Value;
 
 use super::super::AppState;
 use super::super::api::{Call, object_response, write_options};
-use super::super::body;
 use super::super::status::{ApiError, Cause};
 use super::allow;
 use crate::registry::{ResourceInfo, object, validation};
@@ -56,9 +55,7 @@ pub(in crate::http) async fn update(
     name: &str,
 ) -> Result<Response, ApiError> {
     allow(call, &[Method::PUT])?;
-    let decoded = body::decode(&body::content_type(&call.headers), &call.body)?;
-    let (sent, warnings) =
-        body::admit_body(res, decoded, call.query.field_validation("UpdateOptions")?)?;
+    let (sent, warnings) = call.admitted_body(state.registry.resources(), res, "UpdateOptions")?;
     let sent_name = object::name(&sent);
     if !sent_name.is_empty() && sent_name != name {
         return Err(ApiError::bad_request(format!(

@@ -38,7 +38,7 @@ fn unreachable(what: String) -> ApiError {
 
 /// The kubelet address of node `name` (404 if the Node is missing).
 async fn node_address(state: &AppState, name: &str) -> Result<KubeletAddress, ApiError> {
-    let nodes = resource::find("", "v1", "nodes").ok_or_else(ApiError::path_not_found)?;
+    let nodes = resource::builtin("", "v1", "nodes").ok_or_else(ApiError::path_not_found)?;
     let node = state.registry.get(&nodes, "", name).await?;
     pod::kubelet_address(&node)
 }

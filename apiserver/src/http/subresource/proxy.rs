@@ -150,7 +150,7 @@ pub(in crate::http) async fn service(
         )
     };
     let endpoints_res =
-        resource::find("", "v1", "endpoints").ok_or_else(ApiError::path_not_found)?;
+        resource::builtin("", "v1", "endpoints").ok_or_else(ApiError::path_not_found)?;
     let eps = match state.registry.get(&endpoints_res, ns, name).await {
         Ok(e) => e,
         Err(e) if e.reason() == "NotFound" => return Err(no_endpoints()),

@@ -207,7 +207,7 @@ async fn bind(
             )));
         }
     };
-    let Some(res) = resource::find("", "v1", plural) else {
+    let Some(res) = resource::builtin("", "v1", plural) else {
         return Err(ApiError::internal(format!("no {plural} resource")));
     };
     let obj = state.registry.get(&res, ns, &obj_name).await?;

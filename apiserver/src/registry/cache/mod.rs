@@ -109,6 +109,8 @@ impl Default for CacheConfig {
 pub struct Cacher {
     store: Arc<dyn Store>,
     config: CacheConfig,
+    /// The server instance's metrics, which every cache records into.
+    metrics: Arc<crate::metrics::Metrics>,
     caches: Mutex<HashMap<String, Arc<WatchCache>>>,
 }
 
@@ -121,11 +123,22 @@ impl std::fmt::Debug for Cacher {
 }
 
 impl Cacher {
-    /// Caches in front of `store`.
+    /// Caches in front of `store`, recording into metrics of their own.
     pub fn new(store: Arc<dyn Store>, config: CacheConfig) -> Arc<Cacher> {
+        Cacher::recording(store, config, Arc::new(crate::metrics::Metrics::new()))
+    }
+
+    /// Caches in front of `store`, recording into `metrics` (the server
+    /// instance's).
+    pub fn recording(
+        store: Arc<dyn Store>,
+        config: CacheConfig,
+        metrics: Arc<crate::metrics::Metrics>,
+    ) -> Arc<Cacher> {
         Arc::new(Cacher {
             store,
             config,
+            metrics,
             caches: Mutex::new(HashMap::new()),
         })
     }
@@ -141,6 +154,7 @@ impl Cacher {
             prefix,
             self.store.clone(),
             self.config.clone(),
+            &self.metrics,
         ));
         reflector::spawn(&cache);
         caches.insert(prefix.to_string(), cache.clone());
@@ -260,9 +274,14 @@ impl std::fmt::Debug for WatchCache {
 }
 
 impl WatchCache {
-    fn new(prefix: &str, store: Arc<dyn Store>, config: CacheConfig) -> WatchCache {
+    fn new(
+        prefix: &str,
+        store: Arc<dyn Store>,
+        config: CacheConfig,
+        metrics: &crate::metrics::Metrics,
+    ) -> WatchCache {
         let (group, resource) = group_resource(prefix);
-        let metrics = crate::metrics::global().watch_cache(group, resource);
+        let metrics = metrics.watch_cache(group, resource);
         metrics
             .capacity
             .set(i64::try_from(config.capacity).unwrap_or(i64::MAX));

@@ -82,7 +82,7 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 fn configmaps() -> Arc<ResourceInfo> {
-    resource::find("", "v1", "configmaps").expect("configmaps are built in")
+    resource::builtin("", "v1", "configmaps").expect("configmaps are built in")
 }
 
 fn key(ns: &str, name: &str) -> String {

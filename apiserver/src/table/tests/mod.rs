@@ -136,7 +136,7 @@ fn expected_cells(group: &str, kind: &str) -> usize {
 #[test]
 fn every_served_kind_has_a_printer_decision() {
     let mut undecided = Vec::new();
-    for r in crate::registry::resource::all() {
+    for r in crate::registry::resource::builtins() {
         let dedicated = printers::lookup(r.group, r.kind).is_some();
         let default = printers::DEFAULT_TABLE_KINDS.contains(&(r.group, r.kind));
         assert!(
