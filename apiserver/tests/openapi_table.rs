@@ -12,7 +12,6 @@ use serde_json::{Value, json};
 use skein_apiserver::instance::Instance;
 use skein_apiserver::openapi::{v2_docs, v3_set};
 use skein_apiserver::registry::custom;
-use skein_apiserver::schema;
 
 fn crd(schema: Value) -> Value {
     json!({
@@ -74,7 +73,7 @@ fn documents_follow_the_table() {
         .resources()
         .find("table.example.com", "v1", "widgets")
         .expect("the custom row");
-    let ssa = schema::of(&row).expect("an SSA schema");
+    let ssa = row.schema().expect("an SSA schema");
     assert_eq!(ssa.type_name(), Some(DEF));
     assert!(ssa.field("spec").and_then(|s| s.field("size")).is_some());
 

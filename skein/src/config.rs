@@ -62,7 +62,31 @@ pub enum Command {
     /// Storage maintenance through the API (`rewrite`: re-encrypt every
     /// object of the encrypted resources with the current key).
     #[command(subcommand)]
-    Storage(crate::cli::storage::StorageCommand),
+    Storage(StorageCommand),
+}
+
+/// `skein storage ...`.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum StorageCommand {
+    /// Re-encrypt every stored object of the configured resources with the
+    /// current first key of `--encryption-provider-config`.
+    Rewrite(RewriteArgs),
+}
+
+/// `skein storage rewrite`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RewriteArgs {
+    /// The `EncryptionConfiguration` the server runs with (its resources
+    /// are what gets rewritten).
+    #[arg(long)]
+    pub encryption_provider_config: PathBuf,
+    /// The server's kubeconfig (default: `$KUBECONFIG`, then
+    /// `<data-dir>/admin.kubeconfig`).
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// The server's data directory, for its admin kubeconfig.
+    #[arg(long, default_value = "./skein-data")]
+    pub data_dir: PathBuf,
 }
 
 /// `skein kubeconfig [--aggregated --host-kubeconfig F]`.

@@ -308,7 +308,7 @@ pub async fn serve(
         lead();
         None
     };
-    skein_apiserver::metrics::objects::spawn(
+    skein_apiserver::store::objects::spawn(
         store.clone(),
         instance.clone(),
         config.etcd_count_metric_poll_period,

@@ -3,14 +3,14 @@
 //! JSON lines per stage, as kube-apiserver's log backend writes them.
 //!
 //! - `policy.rs`: the Policy file and its first-match evaluation.
-//! - `middleware.rs`: the layers that build events (outside and inside
+//! - `http/audit.rs` (in the HTTP layer, which this module never
+//!   imports): the layers that build events (outside and inside
 //!   authentication, so 401s are recorded).
 //! - `sink.rs`: the buffered writer thread and lumberjack rotation.
 //!
 //! As upstream, a log path without a policy file records nothing (with a
 //! warning at start).
 
-pub mod middleware;
 pub mod policy;
 pub mod sink;
 

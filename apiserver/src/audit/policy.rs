@@ -267,7 +267,7 @@ impl PolicyRule {
     }
 
     /// Whether this rule names `secrets` of the core group explicitly (the
-    /// only way a Secret's body is recorded; see `super::middleware`).
+    /// only way a Secret's body is recorded; see `http/audit.rs`).
     pub fn names_secrets(&self) -> bool {
         self.resources
             .iter()

@@ -119,11 +119,7 @@ pub async fn authorize(mut req: Request, next: Next) -> Response {
             Ok(decision) => decision,
             Err(e) => {
                 // As upstream's WithAuthorization on an authorizer error.
-                crate::audit::middleware::annotate(
-                    req.extensions(),
-                    REASON_ANNOTATION,
-                    "internal error",
-                );
+                super::audit::annotate(req.extensions(), REASON_ANNOTATION, "internal error");
                 let uri = request_uri(req.uri());
                 return internal_error(&uri, &e.to_string());
             }
@@ -132,8 +128,8 @@ pub async fn authorize(mut req: Request, next: Next) -> Response {
     };
     // As upstream's WithAuthorization, for the audit log.
     let verdict = if decision.allowed { "allow" } else { "forbid" };
-    crate::audit::middleware::annotate(req.extensions(), DECISION_ANNOTATION, verdict);
-    crate::audit::middleware::annotate(req.extensions(), REASON_ANNOTATION, &decision.reason);
+    super::audit::annotate(req.extensions(), DECISION_ANNOTATION, verdict);
+    super::audit::annotate(req.extensions(), REASON_ANNOTATION, &decision.reason);
     if !decision.allowed {
         return attrs.forbidden(&decision.reason).into_response();
     }

@@ -8,6 +8,7 @@
 pub mod access_log;
 pub mod aggregator;
 pub mod api;
+pub mod audit;
 pub mod authn;
 pub mod authz;
 pub mod body;

@@ -21,7 +21,7 @@ use super::api::{Call, object_response, write_options};
 use super::body;
 use super::status::{ApiError, Cause};
 use crate::registry::{ResourceInfo, Target};
-use crate::schema::{self, Schema};
+use crate::schema::Schema;
 
 /// The patch types served, in upstream's order.
 pub const PATCH_TYPES: &[&str] = &[
@@ -68,9 +68,9 @@ impl PatchType {
     }
 }
 
-/// The schema of a resource's kind ([`schema::of`]).
+/// The schema of a resource's kind ([`ResourceInfo::schema`]).
 pub fn schema_of(res: &ResourceInfo) -> Option<Schema<'_>> {
-    schema::of(res)
+    res.schema()
 }
 
 /// `PatchOptions` checks (upstream `ValidatePatchOptions`): `force` only on

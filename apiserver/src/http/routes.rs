@@ -37,13 +37,13 @@ pub fn app(state: AppState) -> Router {
         .layer(middleware::from_fn(authz::authorize))
         .layer(middleware::from_fn(aggregator::select))
         // Audit: `RequestReceived` once the user is known …
-        .layer(middleware::from_fn(crate::audit::middleware::received))
+        .layer(middleware::from_fn(super::audit::received))
         // Last, so that it wraps the fallbacks too: an unauthenticated
         // client learns nothing about which paths exist.
         .layer(middleware::from_fn(authn::authenticate))
         // … and the response stages outside authentication, so 401s are
         // recorded too. Both do nothing without an `Arc<Auditor>`.
-        .layer(middleware::from_fn(crate::audit::middleware::record))
+        .layer(middleware::from_fn(super::audit::record))
         .with_state(state)
 }
 

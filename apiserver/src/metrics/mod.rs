@@ -7,9 +7,10 @@
 //!   `apiserver_request_total`, `apiserver_request_duration_seconds`,
 //!   `apiserver_current_inflight_requests`, `apiserver_longrunning_requests`
 //!   and `apiserver_watch_events_total`.
-//! - [`store::MetricsStore`] (a decorator around the `Store`, for both
-//!   backends): `etcd_request_duration_seconds`.
-//! - [`objects`] (a periodic task): `apiserver_storage_objects`.
+//! - `store::metrics::MetricsStore` (a decorator around the `Store`, for
+//!   both backends): `etcd_request_duration_seconds`.
+//! - `store::objects` (a periodic task):
+//!   `apiserver_storage_objects`.
 //! - [`process`] (read at each scrape): `process_*`.
 //! - `http::componentstatus`: `apiserver_requested_deprecated_apis`.
 //! - `registry::cache` (each watch cache, through a [`WatchCacheMetrics`]
@@ -27,11 +28,11 @@
 //! their fields in alphabetical order because Go's client sorts labels and
 //! scrapers' golden files expect that order.
 //!
-//! **Invariant:** recording never panics and never blocks on I/O.
+//! **Invariant:** recording never panics and never blocks on I/O. This
+//! module imports nothing of the registry, the store wiring or HTTP: they
+//! record into it.
 
-pub mod objects;
 pub mod process;
-pub mod store;
 
 use std::time::Duration;
 
@@ -236,7 +237,7 @@ impl Default for Metrics {
 
 impl Metrics {
     /// A new registry with every family declared; one per server
-    /// instance ([`crate::instance::Instance::metrics`]).
+    /// instance (the `Instance` holds it).
     pub fn new() -> Self {
         let m = Metrics {
             registry: Registry::default(),

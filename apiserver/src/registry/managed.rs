@@ -7,7 +7,6 @@ use serde_json::Value;
 use super::object::{now_rfc3339, set_meta};
 use super::resource::ResourceInfo;
 use crate::apply;
-use crate::schema;
 
 /// The apply request context of a write to `res`.
 pub fn request<'a>(
@@ -17,7 +16,7 @@ pub fn request<'a>(
     now: &'a str,
 ) -> apply::Request<'a> {
     apply::Request {
-        schema: schema::of(res),
+        schema: res.schema(),
         api_version: res.api_version,
         kind: res.kind,
         manager,

@@ -587,6 +587,17 @@ pub const GROUP_ORDER: &[&str] = &[
 ];
 
 impl ResourceInfo {
+    /// The server-side-apply and strategic-merge schema of this resource:
+    /// the vendored definition of a built-in kind, or a custom row's own
+    /// ([`crate::schema::Definitions::for_custom`], built once per CRD
+    /// version).
+    pub fn schema(&self) -> Option<crate::schema::Schema<'_>> {
+        match &self.custom {
+            None => crate::schema::definitions().for_gvk(self.group, self.version, self.kind),
+            Some(c) => c.apply_definitions()?.root(),
+        }
+    }
+
     /// Whether this row is its resource's storage version.
     pub fn is_storage(&self) -> bool {
         match &self.custom {

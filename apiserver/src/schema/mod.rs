@@ -40,16 +40,6 @@ pub struct Definitions {
     root: Option<String>,
 }
 
-/// The server-side-apply and strategic-merge schema of a served resource:
-/// the vendored definition of a built-in kind, or a custom row's own
-/// ([`Definitions::for_custom`], built once per CRD version).
-pub fn of(res: &crate::registry::resource::ResourceInfo) -> Option<Schema<'_>> {
-    match &res.custom {
-        None => definitions().for_gvk(res.group, res.version, res.kind),
-        Some(c) => c.apply_definitions()?.root(),
-    }
-}
-
 /// The process-wide definitions, parsed on first use.
 pub fn definitions() -> &'static Definitions {
     static DEFS: OnceLock<Definitions> = OnceLock::new();

@@ -8,37 +8,12 @@
 //! write: a conflict means someone else just wrote the object, with the
 //! current key.
 
-use std::path::PathBuf;
-
 use serde_json::Value;
 
 use super::federation::Federation;
 use super::report;
+use crate::config::{RewriteArgs, StorageCommand};
 use skein_apiserver::encryption::config;
-
-/// `skein storage ...`.
-#[derive(Debug, Clone, clap::Subcommand)]
-pub enum StorageCommand {
-    /// Re-encrypt every stored object of the configured resources with the
-    /// current first key of `--encryption-provider-config`.
-    Rewrite(RewriteArgs),
-}
-
-/// `skein storage rewrite`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct RewriteArgs {
-    /// The `EncryptionConfiguration` the server runs with (its resources
-    /// are what gets rewritten).
-    #[arg(long)]
-    pub encryption_provider_config: PathBuf,
-    /// The server's kubeconfig (default: `$KUBECONFIG`, then
-    /// `<data-dir>/admin.kubeconfig`).
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
-    /// The server's data directory, for its admin kubeconfig.
-    #[arg(long, default_value = "./skein-data")]
-    pub data_dir: PathBuf,
-}
 
 /// Runs a `skein storage` subcommand; a failure prints `error: <why>` and
 /// exits 1.

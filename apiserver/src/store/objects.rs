@@ -61,10 +61,10 @@ pub async fn update_all(store: &dyn Store, instance: &crate::instance::Instance)
         };
         metrics.observe_storage(
             "listWithCount",
-            super::store::key_type(&prefix),
+            super::metrics::key_type(&prefix),
             start.elapsed(),
         );
-        metrics.set_storage_objects(super::store::key_type(&prefix), n);
+        metrics.set_storage_objects(super::metrics::key_type(&prefix), n);
     }
 }
 

@@ -1,5 +1,8 @@
 //! Opening the configured storage backend. The only module that names a
 //! backend; everything else sees `Arc<dyn Store>`.
+//!
+//! - `metrics.rs`: [`MetricsStore`], the decorator that times store calls.
+//! - `objects.rs`: the periodic count of stored objects per resource.
 
 use std::sync::Arc;
 
@@ -9,8 +12,11 @@ use skein_storage::etcd::{EtcdOptions, EtcdStore};
 
 use crate::config::Config;
 use crate::encryption::{EncryptingStore, Encryption};
-use crate::metrics::store::MetricsStore;
 use crate::{Error, Result};
+use metrics::MetricsStore;
+
+pub mod metrics;
+pub mod objects;
 
 /// Opens etcd when `--etcd-servers` is given, and otherwise the embedded
 /// store at `<data-dir>/store.redb` (creating the data directory); either

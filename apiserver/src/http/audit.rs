@@ -1,4 +1,5 @@
-//! The two axum layers that produce events.
+//! Auditing's HTTP side: the two axum layers that produce events
+//! ([`crate::audit`] holds the policy and the sink).
 //!
 //! - [`record`] is outside authentication (so 401s are seen): it gives the
 //!   request an audit ID (`Audit-Id` response header) and a shared
@@ -28,10 +29,10 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
-use super::Auditor;
-use super::policy::{Attributes, Decision, Level, ResourceAttributes, Stage};
-use crate::http::authn::UserInfo;
-use crate::http::path::{self, ApiPath};
+use super::authn::UserInfo;
+use super::path::{self, ApiPath};
+use crate::audit::Auditor;
+use crate::audit::policy::{Attributes, Decision, Level, ResourceAttributes, Stage};
 
 /// Bodies bigger than this are not recorded (the event says so by their
 /// absence); upstream records what it decoded, with no cap.

@@ -25,12 +25,12 @@ use crate::registry::resource;
 /// Times the calls of the store it wraps.
 pub struct MetricsStore {
     inner: Arc<dyn Store>,
-    metrics: Arc<super::Metrics>,
+    metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl MetricsStore {
     /// Wraps `inner`.
-    pub fn wrap(inner: Arc<dyn Store>, metrics: Arc<super::Metrics>) -> Arc<dyn Store> {
+    pub fn wrap(inner: Arc<dyn Store>, metrics: Arc<crate::metrics::Metrics>) -> Arc<dyn Store> {
         Arc::new(MetricsStore { inner, metrics })
     }
 }
@@ -130,7 +130,7 @@ impl futures::Stream for Counted {
     }
 }
 
-fn observe(metrics: &super::Metrics, operation: &'static str, key: &str, start: Instant) {
+fn observe(metrics: &crate::metrics::Metrics, operation: &'static str, key: &str, start: Instant) {
     metrics.observe_storage(operation, key_type(key), start.elapsed());
 }
 
