@@ -345,10 +345,8 @@ pub fn render_value(value: &serde_json::Value) -> String {
     }
 }
 
-/// A string quoted the way Go's `%q` does for printable text.
-pub fn quote(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
-}
+/// A string quoted the way Go's `%q` does ([`crate::gofmt::quote`]).
+pub use crate::gofmt::quote;
 
 fn with_detail(head: &str, detail: &str) -> String {
     if detail.is_empty() {

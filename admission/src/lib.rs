@@ -27,6 +27,7 @@ mod attributes;
 mod chain;
 pub mod defaults;
 mod denial;
+pub mod gofmt;
 mod json;
 pub mod names;
 pub mod namespace_name;

@@ -5,6 +5,8 @@
 
 use serde_json::{Number, Value};
 
+pub(crate) use skein_admission::gofmt::{float_v, quote};
+
 /// A JSON number as Go holds it after unstructured decoding.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum GoNumber {
@@ -32,70 +34,12 @@ impl GoNumber {
     }
 }
 
-/// Go's `%v` of a `float64` (`strconv.FormatFloat(f, 'g', -1, 64)`):
-/// the shortest digits, in exponent form when the decimal exponent is
-/// below -4 or at least 6 (`1e+06`, `123456`, `1.5`, `1e-05`).
-pub(crate) fn float_v(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".to_owned();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "+Inf" } else { "-Inf" }.to_owned();
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0" } else { "0" }.to_owned();
-    }
-    // Shortest round-trip digits and the decimal exponent, from Rust's `{:e}`.
-    let sci = format!("{f:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if !(-4..6).contains(&exp) {
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{mantissa}e{sign}{:02}", exp.abs())
-    } else {
-        format!("{f}")
-    }
-}
-
 /// Go's `%v` of a number.
 pub(crate) fn number_v(n: GoNumber) -> String {
     match n {
         GoNumber::Int(i) => i.to_string(),
         GoNumber::Float(f) => float_v(f),
     }
-}
-
-/// Go's `strconv.Quote` / `%q`.
-pub(crate) fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c if c.is_control() => {
-                let n = c as u32;
-                if n <= 0xffff {
-                    out.push_str(&format!("\\u{n:04x}"));
-                } else {
-                    out.push_str(&format!("\\U{n:08x}"));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// How `field.Error.ErrorBody` prints a bad value: `null` for nil (quoted,

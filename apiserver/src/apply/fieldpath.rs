@@ -561,39 +561,8 @@ pub fn value_to_string(v: &Value) -> String {
     }
 }
 
-/// Go's `%q` for a string: double-quoted with backslash escapes for quotes,
-/// backslashes and non-printable characters.
-pub fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c if c.is_control() => {
-                let n = c as u32;
-                if n <= 0xffff {
-                    out.push_str(&format!("\\u{n:04x}"));
-                } else {
-                    out.push_str(&format!("\\U{n:08x}"));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+/// Go's `%q` for a string ([`skein_admission::gofmt::quote`]).
+pub use skein_admission::gofmt::quote as go_quote;
 
 /// Writes `v` as Go's `encoding/json` would (HTML-safe escaping, sorted map
 /// keys), as upstream writes values into FieldsV1 keys.

@@ -4,6 +4,7 @@
 
 use axum::http::{Method, StatusCode};
 use skein_admission::UserInfo;
+use skein_admission::gofmt::quote as go_quote;
 
 use crate::status::ApiError;
 
@@ -153,10 +154,6 @@ impl Attributes {
         }
         ApiError::forbidden(&self.api_group, &self.resource, &self.name, &why)
     }
-}
-
-fn go_quote(s: &str) -> String {
-    super::rbac::go_quote(s)
 }
 
 /// `?watch=` (true unless `0`/`false`) and a `metadata.name=` field

@@ -247,9 +247,7 @@ impl Binding {
 }
 
 /// Go's `strconv.Quote` (`%q`) for the strings RBAC messages print.
-pub fn go_quote(s: &str) -> String {
-    skein_admission::selector::go::go_quote(s)
-}
+pub use skein_admission::gofmt::quote as go_quote;
 
 /// Go's `%q` of a `[]string`: `["a" "b"]`.
 pub fn go_quote_list(items: &[String]) -> String {

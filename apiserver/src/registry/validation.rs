@@ -22,13 +22,9 @@ pub enum NameRule {
 /// Total size limit of annotations (256 KiB).
 pub const ANNOTATIONS_MAX: usize = 256 * 1024;
 
-fn quoted(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
-}
-
 /// Each upstream error detail of `value` as a `FieldValueInvalid` cause.
 fn invalid(field: &str, value: &str, details: Vec<String>) -> Vec<Cause> {
-    let shown = quoted(value);
+    let shown = skein_admission::gofmt::quote(value);
     details
         .into_iter()
         .map(|d| Cause::invalid(field, &shown, d))

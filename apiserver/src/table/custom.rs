@@ -356,31 +356,7 @@ fn print_text(value: &Value) -> String {
     }
 }
 
-/// Go's `%v` of a `float64` (`strconv.FormatFloat(f, 'g', -1, 64)`):
-/// the shortest digits that read back as `f`, in exponent form when the
-/// decimal exponent is below -4 or at least 6 (`'g'` with the shortest
-/// precision decides with precision 6): `123456`, `1e+06`, `1.5e-05`.
-fn go_format_float(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".to_owned();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "+Inf" } else { "-Inf" }.to_owned();
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0" } else { "0" }.to_owned();
-    }
-    let scientific = format!("{f:e}");
-    let Some((mantissa, exponent)) = scientific.split_once('e') else {
-        return scientific;
-    };
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    if (-4..6).contains(&exponent) {
-        return f.to_string();
-    }
-    let sign = if exponent < 0 { '-' } else { '+' };
-    format!("{mantissa}e{sign}{:02}", exponent.unsigned_abs())
-}
+use skein_admission::gofmt::float_v as go_format_float;
 
 #[cfg(test)]
 #[path = "custom_tests.rs"]

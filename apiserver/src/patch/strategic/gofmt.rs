@@ -136,30 +136,7 @@ fn number(n: &Number) -> (&'static str, String) {
     }
 }
 
-/// A float64 printed with `%v`: the shortest representation, in exponent
-/// form when the decimal exponent is below -4 or at least 6 (`1e+06`).
-fn float(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".to_owned();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "+Inf" } else { "-Inf" }.to_owned();
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0" } else { "0" }.to_owned();
-    }
-    let sci = format!("{f:e}");
-    let Some((mantissa, exp)) = sci.split_once('e') else {
-        return sci;
-    };
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if !(-4..6).contains(&exp) {
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{mantissa}e{sign}{:02}", exp.abs())
-    } else {
-        format!("{f}")
-    }
-}
+use skein_admission::gofmt::float_v as float;
 
 #[cfg(test)]
 mod tests {
