@@ -271,32 +271,15 @@ pub fn event(
     component: &str,
     now: time::OffsetDateTime,
 ) -> Value {
-    let at = rfc3339(now);
-    serde_json::json!({
-        "apiVersion": "v1",
-        "kind": "Event",
-        "metadata": {
-            "name": format!("{}.{:x}", object::name(owner), now.unix_timestamp_nanos()),
-            "namespace": object::namespace(owner),
-        },
-        "involvedObject": {
-            "apiVersion": api_version,
-            "kind": kind,
-            "name": object::name(owner),
-            "namespace": object::namespace(owner),
-            "uid": object::uid(owner),
-            "resourceVersion": object::meta_str(owner, "resourceVersion").unwrap_or_default(),
-        },
-        "reason": reason,
-        "message": message,
-        "source": {"component": component},
-        "firstTimestamp": at,
-        "lastTimestamp": at,
-        "count": 1,
-        "type": type_,
-        "reportingComponent": component,
-        "reportingInstance": "",
-    })
+    use skein_apiserver::controllers::event;
+    event::event(
+        &event::Involved::of(owner, api_version, kind),
+        type_,
+        reason,
+        message,
+        event::Source::component(component),
+        &event::Stamp::at(now),
+    )
 }
 
 /// Records `events` (best effort: failures are logged, never retried).

@@ -12,6 +12,7 @@ pub mod account_cache;
 pub mod aggregation;
 pub mod bootstrap;
 pub mod crd;
+pub mod event;
 pub mod gc;
 pub mod informer;
 pub mod kubernetes_service;

@@ -7,10 +7,11 @@
 //! through the registry and only logs a failure (an Event is best effort,
 //! as upstream's recorder).
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::health::{Health, Status};
-use skein_apiserver::registry::{Registry, WriteOptions, resource};
+use skein_apiserver::controllers::event;
+use skein_apiserver::registry::Registry;
 
 /// The `source.component` and `reportingComponent` of the Events.
 pub const COMPONENT: &str = "skein-cluster-controller";
@@ -58,41 +59,31 @@ pub fn transition_event(
         ),
         Status::Unknown => return None,
     };
-    Some(json!({
-        "apiVersion": "v1",
-        "kind": "Event",
-        "metadata": {
-            "name": format!("{}.{unique:x}", cluster.name),
-            "namespace": "default",
-        },
-        "involvedObject": {
-            "apiVersion": "federation.skein.io/v1alpha1",
-            "kind": "Cluster",
-            "name": cluster.name,
-            "uid": cluster.uid,
-        },
-        "reason": reason,
-        "message": message,
-        "source": {"component": COMPONENT},
-        "firstTimestamp": now,
-        "lastTimestamp": now,
-        "count": 1,
-        "type": kind,
-        "reportingComponent": COMPONENT,
-        "reportingInstance": "",
-    }))
+    let involved = event::Involved {
+        api_version: "federation.skein.io/v1alpha1",
+        kind: "Cluster",
+        name: cluster.name,
+        namespace: "",
+        uid: cluster.uid,
+        resource_version: None,
+    };
+    let stamp = event::Stamp {
+        at: now.to_owned(),
+        unique,
+    };
+    Some(event::event(
+        &involved,
+        kind,
+        reason,
+        &message,
+        event::Source::component(COMPONENT),
+        &stamp,
+    ))
 }
 
 /// Creates `event` in its namespace; a failure is logged, not returned.
 pub async fn record(registry: &Registry, event: Value) {
-    let Some(events) = resource::builtin("", "v1", "events") else {
-        return;
-    };
-    let opts = WriteOptions {
-        field_manager: COMPONENT.into(),
-        ..WriteOptions::default()
-    };
-    if let Err(e) = registry.create(&events, "default", event, &opts).await {
+    if let Err(e) = event::record(registry, event, COMPONENT).await {
         tracing::warn!(error = %e, "recording a Cluster event failed");
     }
 }

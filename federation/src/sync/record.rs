@@ -16,7 +16,8 @@ use serde_json::{Map, Value, json};
 
 use super::shared::{Desired, ObjId, Shared, State};
 use crate::status::{self, MemberCopy};
-use skein_apiserver::registry::{Registry, ResourceInfo, WriteOptions, object, resource};
+use skein_apiserver::controllers::event;
+use skein_apiserver::registry::{Registry, ResourceInfo, WriteOptions, object};
 use skein_apiserver::status::ErrorKind;
 
 /// How many objects are recorded at once.
@@ -78,6 +79,9 @@ fn decision_summary(decision: &Value) -> String {
         })
         .unwrap_or_default()
 }
+
+/// The `source.component` of the syncer's Events.
+const SYNCER: &str = "skein-syncer";
 
 fn opts() -> WriteOptions {
     super::writes::options()
@@ -658,32 +662,16 @@ pub async fn emit(
     kind: &str,
     message: &str,
 ) {
-    let Some(events) = resource::builtin("", "v1", "events") else {
-        return;
-    };
-    let ns = match object::namespace(obj) {
-        "" => "default",
-        ns => ns,
-    };
-    let now = object::now_rfc3339();
-    let unique = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    let event = json!({
-        "apiVersion": "v1", "kind": "Event",
-        "metadata": {"name": format!("{}.{unique:x}", object::name(obj)), "namespace": ns},
-        "involvedObject": {
-            "apiVersion": res.api_version, "kind": res.kind,
-            "name": object::name(obj), "namespace": object::namespace(obj),
-            "uid": object::uid(obj),
-        },
-        "reason": reason, "message": message, "type": kind,
-        "source": {"component": "skein-syncer"},
-        "firstTimestamp": now, "lastTimestamp": now, "count": 1,
-        "reportingComponent": "skein-syncer", "reportingInstance": "",
-    });
-    if let Err(e) = registry.create(&events, ns, event, &opts()).await {
+    let involved = event::Involved::of(obj, res.api_version, res.kind).without_resource_version();
+    let event = event::event(
+        &involved,
+        kind,
+        reason,
+        message,
+        event::Source::component(SYNCER),
+        &event::Stamp::now(),
+    );
+    if let Err(e) = event::record(registry, event, &opts().field_manager).await {
         tracing::warn!(error = %e, "recording an event failed");
     }
 }

@@ -6,10 +6,10 @@
 //!
 //! Best effort: a failed write is logged, never returned.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::Sim;
-use skein_apiserver::registry::object;
+use skein_apiserver::controllers::event;
 
 /// What an Event is about: the kind of object and the controller.
 #[derive(Clone, Copy, Debug)]
@@ -51,37 +51,24 @@ pub fn event(
         kind,
         component,
     } = about;
-    let name = object::name(obj);
-    let ns = object::namespace(obj);
-    json!({
-        "apiVersion": "v1",
-        "kind": "Event",
-        "metadata": {"name": format!("{name}.{unique:x}"), "namespace": ns},
-        "involvedObject": {
-            "apiVersion": api_version,
-            "kind": kind,
-            "namespace": ns,
-            "name": name,
-            "uid": object::uid(obj),
-            "resourceVersion": obj.pointer("/metadata/resourceVersion").cloned().unwrap_or(json!("")),
-        },
-        "reason": reason,
-        "message": message,
-        "source": {"component": component},
-        "firstTimestamp": now,
-        "lastTimestamp": now,
-        "count": 1,
-        "type": type_,
-        "reportingComponent": component,
-        "reportingInstance": "",
-    })
+    let stamp = event::Stamp {
+        at: now.to_owned(),
+        unique,
+    };
+    event::event(
+        &event::Involved::of(obj, api_version, kind),
+        type_,
+        reason,
+        &message,
+        event::Source::component(component),
+        &stamp,
+    )
 }
 
 /// The time stamp and unique suffix of an Event recorded now.
 pub fn stamp() -> (String, u128) {
-    let now = time::OffsetDateTime::now_utc();
-    let unique = u128::try_from(now.unix_timestamp_nanos()).unwrap_or(0);
-    (super::status::rfc3339(now), unique)
+    let event::Stamp { at, unique } = event::Stamp::now();
+    (at, unique)
 }
 
 /// Records `event` (see the module documentation).
@@ -128,6 +115,7 @@ pub async fn emit(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn events_name_their_object_and_controller() {

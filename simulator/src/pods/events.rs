@@ -5,11 +5,12 @@
 //! Recording is best effort: a failed write is logged, never retried, and
 //! never holds up the Pod.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use time::OffsetDateTime;
 
 use crate::Sim;
-use crate::nodes::timestamp;
+
+use skein_apiserver::controllers::event;
 use skein_apiserver::registry::object;
 
 /// Who records an event: kube-scheduler, the kubelet of a Node, or the
@@ -36,7 +37,6 @@ pub fn event(
     source: Source<'_>,
     now: OffsetDateTime,
 ) -> Value {
-    let at = timestamp(now);
     let (component, host) = match source {
         Source::Scheduler => ("default-scheduler", None),
         Source::Kubelet(node) => ("kubelet", Some(node)),
@@ -47,35 +47,14 @@ pub fn event(
         .get("apiVersion")
         .and_then(Value::as_str)
         .unwrap_or("v1");
-    let mut src = json!({"component": component});
-    if let Some(h) = host {
-        src["host"] = json!(h);
-    }
-    json!({
-        "apiVersion": "v1",
-        "kind": "Event",
-        "metadata": {
-            "name": format!("{}.{:x}", object::name(pod), now.unix_timestamp_nanos()),
-            "namespace": object::namespace(pod),
-        },
-        "involvedObject": {
-            "apiVersion": api_version,
-            "kind": kind,
-            "name": object::name(pod),
-            "namespace": object::namespace(pod),
-            "uid": object::uid(pod),
-            "resourceVersion": object::meta_str(pod, "resourceVersion").unwrap_or_default(),
-        },
-        "reason": reason,
-        "message": message,
-        "source": src,
-        "firstTimestamp": at,
-        "lastTimestamp": at,
-        "count": 1,
-        "type": type_,
-        "reportingComponent": component,
-        "reportingInstance": host.unwrap_or_default(),
-    })
+    event::event(
+        &event::Involved::of(pod, api_version, kind),
+        type_,
+        reason,
+        message,
+        event::Source { component, host },
+        &event::Stamp::at(now),
+    )
 }
 
 /// The kubelet's events for a Pod whose containers just started.
@@ -166,6 +145,7 @@ pub async fn record(sim: &Sim, events: Vec<Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn events_point_at_their_pod() {

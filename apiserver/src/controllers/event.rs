@@ -1,0 +1,245 @@
+//! The core/v1 Events controllers record, built as client-go's event
+//! recorder writes them: named `<object>.<unique hex>` (the nanoseconds of
+//! the recording, as upstream's recorder), in the object's namespace (or
+//! `default` for a cluster-scoped object), `count` 1, first and last
+//! timestamps equal, `source.component` and `reportingComponent` the
+//! controller. The one Event builder of every controller (the native ones,
+//! the federation's and the simulator's).
+//!
+//! [`event`] is pure (time passed in as a [`Stamp`]); [`record`] writes one
+//! through the registry.
+
+use serde_json::{Map, Value, json};
+
+use crate::registry::object;
+use crate::registry::{Registry, WriteOptions, resource};
+use crate::status::ApiError;
+
+/// The object an Event is about (`involvedObject`).
+#[derive(Clone, Copy, Debug)]
+pub struct Involved<'a> {
+    /// Its apiVersion.
+    pub api_version: &'a str,
+    /// Its kind.
+    pub kind: &'a str,
+    /// Its name.
+    pub name: &'a str,
+    /// Its namespace (empty for a cluster-scoped object: the Event then
+    /// goes to `default` and names no namespace).
+    pub namespace: &'a str,
+    /// Its uid.
+    pub uid: &'a str,
+    /// Its resourceVersion when the Event should name one.
+    pub resource_version: Option<&'a str>,
+}
+
+impl<'a> Involved<'a> {
+    /// `obj` as an `api_version`/`kind`, with its resourceVersion (empty
+    /// when it has none).
+    pub fn of(obj: &'a Value, api_version: &'a str, kind: &'a str) -> Involved<'a> {
+        Involved {
+            api_version,
+            kind,
+            name: object::name(obj),
+            namespace: object::namespace(obj),
+            uid: object::uid(obj),
+            resource_version: Some(object::meta_str(obj, "resourceVersion").unwrap_or_default()),
+        }
+    }
+
+    /// The same object without its resourceVersion.
+    pub fn without_resource_version(self) -> Involved<'a> {
+        Involved {
+            resource_version: None,
+            ..self
+        }
+    }
+}
+
+/// Who records the Event (`source`, `reportingComponent`,
+/// `reportingInstance`).
+#[derive(Clone, Copy, Debug)]
+pub struct Source<'a> {
+    /// The controller (`source.component`, `reportingComponent`).
+    pub component: &'a str,
+    /// The node of a kubelet's Event (`source.host`, `reportingInstance`).
+    pub host: Option<&'a str>,
+}
+
+impl<'a> Source<'a> {
+    /// A controller that runs on no particular node.
+    pub fn component(component: &'a str) -> Source<'a> {
+        Source {
+            component,
+            host: None,
+        }
+    }
+}
+
+/// When an Event is recorded: its RFC 3339 timestamp and the nanoseconds
+/// since the epoch that make its name unique.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    /// `firstTimestamp` and `lastTimestamp`.
+    pub at: String,
+    /// The name's suffix (printed in hex).
+    pub unique: u128,
+}
+
+impl Stamp {
+    /// At `t`.
+    pub fn at(t: time::OffsetDateTime) -> Stamp {
+        Stamp {
+            at: object::rfc3339(t),
+            unique: u128::try_from(t.unix_timestamp_nanos()).unwrap_or(0),
+        }
+    }
+
+    /// Now.
+    pub fn now() -> Stamp {
+        Stamp::at(time::OffsetDateTime::now_utc())
+    }
+}
+
+/// The Event of `type_` (`Normal`, `Warning`) and `reason` about
+/// `involved`, from `source`, at `stamp`.
+pub fn event(
+    involved: &Involved<'_>,
+    type_: &str,
+    reason: &str,
+    message: &str,
+    source: Source<'_>,
+    stamp: &Stamp,
+) -> Value {
+    let mut about = Map::new();
+    about.insert("apiVersion".into(), json!(involved.api_version));
+    about.insert("kind".into(), json!(involved.kind));
+    about.insert("name".into(), json!(involved.name));
+    if !involved.namespace.is_empty() {
+        about.insert("namespace".into(), json!(involved.namespace));
+    }
+    about.insert("uid".into(), json!(involved.uid));
+    if let Some(rv) = involved.resource_version {
+        about.insert("resourceVersion".into(), json!(rv));
+    }
+    let mut src = json!({"component": source.component});
+    if let Some(host) = source.host {
+        src["host"] = json!(host);
+    }
+    let namespace = match involved.namespace {
+        "" => "default",
+        ns => ns,
+    };
+    json!({
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {
+            "name": format!("{}.{:x}", involved.name, stamp.unique),
+            "namespace": namespace,
+        },
+        "involvedObject": about,
+        "reason": reason,
+        "message": message,
+        "source": src,
+        "firstTimestamp": stamp.at,
+        "lastTimestamp": stamp.at,
+        "count": 1,
+        "type": type_,
+        "reportingComponent": source.component,
+        "reportingInstance": source.host.unwrap_or_default(),
+    })
+}
+
+/// Creates `event` in its namespace as `field_manager`.
+///
+/// # Errors
+///
+/// The registry's, e.g. when the namespace is being deleted; callers log
+/// it and go on (an Event is best effort, as with upstream's recorder).
+pub async fn record(
+    registry: &Registry,
+    event: Value,
+    field_manager: &str,
+) -> Result<(), ApiError> {
+    let Some(events) = resource::builtin("", "v1", "events") else {
+        return Ok(());
+    };
+    let namespace = object::namespace(&event).to_owned();
+    let opts = WriteOptions {
+        field_manager: field_manager.into(),
+        ..WriteOptions::default()
+    };
+    registry
+        .create(&events, &namespace, event, &opts)
+        .await
+        .map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stamp() -> Stamp {
+        Stamp::at(time::OffsetDateTime::UNIX_EPOCH + time::Duration::seconds(100))
+    }
+
+    #[test]
+    fn an_event_names_its_object_and_controller() {
+        let pod = json!({"metadata": {"name": "web", "namespace": "ns", "uid": "u1",
+            "resourceVersion": "7"}});
+        let e = event(
+            &Involved::of(&pod, "v1", "Pod"),
+            "Warning",
+            "BackOff",
+            "m",
+            Source {
+                component: "kubelet",
+                host: Some("node-1"),
+            },
+            &stamp(),
+        );
+        assert_eq!(e["metadata"]["name"], "web.174876e800");
+        assert_eq!(e["metadata"]["namespace"], "ns");
+        assert_eq!(
+            e["involvedObject"],
+            json!({"apiVersion": "v1", "kind": "Pod", "name": "web", "namespace": "ns",
+                "uid": "u1", "resourceVersion": "7"})
+        );
+        assert_eq!(
+            e["source"],
+            json!({"component": "kubelet", "host": "node-1"})
+        );
+        assert_eq!(e["reportingComponent"], "kubelet");
+        assert_eq!(e["reportingInstance"], "node-1");
+        assert_eq!(e["firstTimestamp"], "1970-01-01T00:01:40Z");
+        assert_eq!(e["lastTimestamp"], e["firstTimestamp"]);
+        assert_eq!(e["count"], 1);
+        assert_eq!(e["type"], "Warning");
+        assert_eq!(e["reason"], "BackOff");
+    }
+
+    #[test]
+    fn a_cluster_scoped_object_gets_its_event_in_default() {
+        let cluster = json!({"metadata": {"name": "eu-1", "uid": "u2"}});
+        let e = event(
+            &Involved::of(&cluster, "federation.skein.io/v1alpha1", "Cluster")
+                .without_resource_version(),
+            "Normal",
+            "ClusterReady",
+            "cluster eu-1 is ready",
+            Source::component("skein-cluster-controller"),
+            &stamp(),
+        );
+        assert_eq!(e["metadata"]["namespace"], "default");
+        assert_eq!(
+            e["involvedObject"],
+            json!({"apiVersion": "federation.skein.io/v1alpha1", "kind": "Cluster",
+                "name": "eu-1", "uid": "u2"})
+        );
+        assert_eq!(
+            e["source"],
+            json!({"component": "skein-cluster-controller"})
+        );
+        assert_eq!(e["reportingInstance"], "");
+    }
+}
