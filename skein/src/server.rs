@@ -76,82 +76,7 @@ pub async fn serve(
     if config.simulate_workloads && config.role != Role::Member {
         tracing::warn!("--simulate-workloads is meant for --role=member; simulating anyway");
     }
-    // Read before anything else starts, so a bad file fails fast.
-    let tokens = match &config.token_auth_file {
-        Some(file) => Some(http::authn::TokenAuthenticator::load(file)?),
-        None => None,
-    };
-    let tls_policy = http::tls_policy::TlsPolicy::from_flags(
-        &config.protect.tls_min_version,
-        &config.protect.tls_cipher_suites,
-    )
-    .map_err(Error::Config)?;
-    let auditor = skein_apiserver::audit::Auditor::from_options(&config.protect.audit())
-        .map_err(Error::Config)?;
-    config.leader_election.validate().map_err(Error::Config)?;
-
-    let pki = Pki::load_or_create(&config.pki_dir(), &pki::serving_names(config.bind_address))?;
-    let signer = skein_apiserver::csr_signer::ClientSigner::new(
-        &pki.ca.cert_pem,
-        &pki.ca.key_pem,
-        config.authn.cluster_signing_duration,
-    )
-    .map_err(|e| anyhow::anyhow!("the CSR signer: {e}"))?;
-    let front_proxy = http::requestheader::RequestHeader::load(&config.front_proxy)
-        .await?
-        .map(Arc::new);
-    // Delegated authorization of host requests: with front-proxy
-    // authentication on, the in-cluster configuration is the default, as
-    // for every aggregated API server.
-    let delegated = skein_apiserver::authz::delegated::Delegated::from_config(
-        &config.delegation,
-        front_proxy.is_some(),
-    )
-    .await
-    .map_err(|e| match &config.delegation.authorization_kubeconfig {
-        Some(_) => Error::Config(format!("--authorization-kubeconfig: {e}")),
-        None => Error::Config(format!("delegated authorization: {e}")),
-    })?;
-    match (&delegated, &front_proxy) {
-        (Some(d), _) => tracing::info!(
-            host = d.server(),
-            "host requests are authorized by the host's SubjectAccessReviews"
-        ),
-        (None, Some(_)) => tracing::warn!(
-            "No authorization-kubeconfig provided, so SubjectAccessReview of authorization tokens won't work: host requests get Skein's own authorization"
-        ),
-        (None, None) => {}
-    }
-    // `--tls-cert-file`/`--tls-private-key-file` replace the generated
-    // serving certificate (the generated CA still verifies clients).
-    let mut serving = pki.clone();
-    if let (Some(cert), Some(key)) = (
-        &config.protect.tls_cert_file,
-        &config.protect.tls_private_key_file,
-    ) {
-        let read = |p: &std::path::Path, flag: &str| {
-            std::fs::read_to_string(p)
-                .map_err(|e| Error::Config(format!("{flag} {}: {e}", p.display())))
-        };
-        serving.serving = pki::CertKey {
-            cert_pem: read(cert, "--tls-cert-file")?,
-            key_pem: read(key, "--tls-private-key-file")?,
-        };
-    }
-    let tls = http::tls::server_tls(
-        &serving,
-        &tls_policy,
-        front_proxy.as_ref().map(|f| f.ca_pem.as_slice()),
-    )
-    .map_err(|e| match &config.protect.tls_cert_file {
-        Some(cert) => Error::Config(format!(
-            "--tls-cert-file {} with --tls-private-key-file: {e} (the key must match the \
-             certificate)",
-            cert.display()
-        )),
-        None => e,
-    })?;
-
+    let security = Security::load(&config).await?;
     let requested = SocketAddr::new(config.bind_address, config.secure_port);
     let listener = TcpListener::bind(requested)
         .await
@@ -169,165 +94,245 @@ pub async fn serve(
     let metrics = Arc::new(skein_apiserver::metrics::Metrics::new());
     let instance = skein_apiserver::instance::Instance::with_metrics(metrics.clone());
     let store = store::open_store(&config, metrics.clone()).await?;
-    let dial = SocketAddr::new(config.client_address(), local.port());
-    if let Err(e) = kubeconfig::write_admin(&config.kubeconfig_path(), dial, &pki) {
-        store.close().await;
-        return Err(e.into());
-    }
-
-    let admission = match skein_apiserver::admission::build(&config.admission()) {
-        Ok(a) => a,
+    let parts = Parts {
+        config: &config,
+        members: &members,
+        sim: &sim,
+        store: &store,
+        instance: &instance,
+        local,
+    };
+    let started = match start(&parts, security).await {
+        Ok(started) => started,
         Err(e) => {
             store.close().await;
-            return Err(anyhow::anyhow!("admission: {e}"));
+            return Err(e);
         }
     };
-    let accounts = skein_apiserver::controllers::account_cache::AccountCache::new();
-    let mut admission =
-        skein_apiserver::admission::with_service_accounts(admission, accounts.clone());
-    let cleanup_finalizer = (config.role == Role::ControlPlane).then(|| {
-        let plugin = skein_federation::sync::finalizer::CleanupFinalizer::new();
-        admission.chain = std::mem::take(&mut admission.chain).with_mutator(plugin.clone());
-        plugin
-    });
-    // One set of watch caches for every registry of the server.
-    let cacher = config.watch_cache.then(|| {
-        skein_apiserver::registry::cache::Cacher::recording(
-            store.clone(),
-            skein_apiserver::registry::cache::CacheConfig::default(),
-            metrics.clone(),
+    tracing::info!(
+        address = %local,
+        kubeconfig = %config.kubeconfig_path().display(),
+        "serving"
+    );
+    ready(local);
+
+    let Started {
+        state,
+        app,
+        tls,
+        elector,
+        lost,
+    } = started;
+    http::tls::serve(
+        listener,
+        tls,
+        app,
+        shutdown_signal(state, lost.clone(), shutdown),
+    )
+    .await;
+    let lost = *lost.borrow();
+    if let Some((elector, task)) = elector {
+        // No renewal after this; then hand the Lease over at once.
+        task.abort();
+        if !lost {
+            elector.release().await;
+        }
+    }
+    store.close().await;
+    if lost {
+        return Err(anyhow::anyhow!(
+            "lost the leader Lease; exiting so that the controllers stop (restart to rejoin as a candidate)"
+        ));
+    }
+    tracing::info!("store closed; bye");
+    Ok(())
+}
+
+/// What one server is made of once its store is open.
+struct Parts<'a> {
+    config: &'a skein_apiserver::config::Config,
+    members: &'a skein_federation::config::MemberConfig,
+    sim: &'a skein_simulator::config::SimConfig,
+    store: &'a Arc<dyn skein_storage::Store>,
+    instance: &'a Arc<skein_apiserver::instance::Instance>,
+    /// The bound address.
+    local: SocketAddr,
+}
+
+/// A started server, ready to serve.
+struct Started {
+    state: AppState,
+    app: axum::Router,
+    tls: http::tls::Tls,
+    /// The leader elector and its task, with `--leader-elect`.
+    elector: Option<(
+        skein_apiserver::controllers::leadership::Elector,
+        tokio::task::JoinHandle<()>,
+    )>,
+    /// Becomes true when the leader Lease is lost.
+    lost: tokio::sync::watch::Receiver<bool>,
+}
+
+/// Everything read from flags and files before anything starts, so that a
+/// bad file fails fast: authentication and TLS material, the audit
+/// policy, delegated authorization.
+struct Security {
+    tokens: Option<http::authn::TokenAuthenticator>,
+    pki: Pki,
+    tls: http::tls::Tls,
+    signer: skein_apiserver::csr_signer::ClientSigner,
+    front_proxy: Option<Arc<http::requestheader::RequestHeader>>,
+    delegated: Option<skein_apiserver::authz::delegated::Delegated>,
+    auditor: Option<Arc<skein_apiserver::audit::Auditor>>,
+}
+
+impl Security {
+    async fn load(config: &skein_apiserver::config::Config) -> anyhow::Result<Security> {
+        let tokens = match &config.token_auth_file {
+            Some(file) => Some(http::authn::TokenAuthenticator::load(file)?),
+            None => None,
+        };
+        let tls_policy = http::tls_policy::TlsPolicy::from_flags(
+            &config.protect.tls_min_version,
+            &config.protect.tls_cipher_suites,
         )
-    });
-    // RBAC objects are read through a plain registry (no admission needed
-    // to read), so the escalation check can sit in the admission chain.
-    let mut authorizer = authorizer(&config, &store, cacher.as_ref(), &instance);
-    if let Some(delegated) = delegated {
-        authorizer.0 = authorizer.0.with_delegation(delegated);
+        .map_err(Error::Config)?;
+        let auditor = skein_apiserver::audit::Auditor::from_options(&config.protect.audit())
+            .map_err(Error::Config)?;
+        config.leader_election.validate().map_err(Error::Config)?;
+
+        let pki = Pki::load_or_create(&config.pki_dir(), &pki::serving_names(config.bind_address))?;
+        let signer = skein_apiserver::csr_signer::ClientSigner::new(
+            &pki.ca.cert_pem,
+            &pki.ca.key_pem,
+            config.authn.cluster_signing_duration,
+        )
+        .map_err(|e| anyhow::anyhow!("the CSR signer: {e}"))?;
+        let front_proxy = http::requestheader::RequestHeader::load(&config.front_proxy)
+            .await?
+            .map(Arc::new);
+        let delegated = delegated(config, front_proxy.is_some()).await?;
+        let tls = tls(config, &pki, &tls_policy, front_proxy.as_deref())?;
+        Ok(Security {
+            tokens,
+            pki,
+            tls,
+            signer,
+            front_proxy,
+            delegated,
+            auditor,
+        })
     }
-    let mut admission = admission;
-    admission.chain = admission.chain.with_validator(Arc::new(
-        skein_apiserver::authz::escalation::Escalation::new(authorizer.0.clone()),
-    ));
-    let allocator = admission.services.clone();
-    let mut registry = skein_apiserver::registry::Registry::new(store.clone())
-        .with_instance(instance.clone())
-        .with_admission(admission);
-    if let Some(cacher) = &cacher {
-        registry = registry.with_watch_cache(cacher.clone());
-    }
-    if config.role == Role::ControlPlane {
-        registry =
-            registry.with_dry_run_hook(skein_federation::preview::hook(members.grace_period));
-    }
-    let state = AppState::with_registry(store.clone(), registry);
-    if let Some(plugin) = &cleanup_finalizer {
-        plugin.follow_clusters(&state.registry);
-    }
-    // Addresses that stored Services hold are taken before anything is served.
-    if let Some(services) = skein_apiserver::registry::resource::builtin("", "v1", "services") {
-        match state.registry.all_of(&services).await {
-            Ok(existing) => {
-                skein_apiserver::admission::seed(&allocator, existing.iter());
-                tokio::spawn(skein_apiserver::controllers::service_addresses::run_memory(
-                    state.registry.clone(),
-                    allocator.clone(),
-                ));
-            }
-            Err(e) => {
-                store.close().await;
-                return Err(anyhow::anyhow!("reading stored Services failed: {e}"));
-            }
-        }
-    }
-    if let Err(e) = skein_apiserver::controllers::bootstrap::ensure(&state.registry).await {
-        store.close().await;
-        return Err(anyhow::anyhow!(
-            "creating the system namespaces failed: {e}"
-        ));
-    }
-    if let Err(e) =
-        skein_apiserver::controllers::crd::start(&state.registry, config.role == Role::ControlPlane)
+}
+
+/// Delegated authorization of host requests: with front-proxy
+/// authentication on, the in-cluster configuration is the default, as for
+/// every aggregated API server.
+async fn delegated(
+    config: &skein_apiserver::config::Config,
+    front_proxy: bool,
+) -> anyhow::Result<Option<skein_apiserver::authz::delegated::Delegated>> {
+    let delegated =
+        skein_apiserver::authz::delegated::Delegated::from_config(&config.delegation, front_proxy)
             .await
-    {
-        store.close().await;
-        return Err(anyhow::anyhow!(
-            "installing the federation.skein.io CRDs failed: {e}"
-        ));
+            .map_err(|e| match &config.delegation.authorization_kubeconfig {
+                Some(_) => Error::Config(format!("--authorization-kubeconfig: {e}")),
+                None => Error::Config(format!("delegated authorization: {e}")),
+            })?;
+    match (&delegated, front_proxy) {
+        (Some(d), _) => tracing::info!(
+            host = d.server(),
+            "host requests are authorized by the host's SubjectAccessReviews"
+        ),
+        (None, true) => tracing::warn!(
+            "No authorization-kubeconfig provided, so SubjectAccessReview of authorization tokens won't work: host requests get Skein's own authorization"
+        ),
+        (None, false) => {}
     }
+    Ok(delegated)
+}
+
+/// The serving TLS configuration. `--tls-cert-file`/`--tls-private-key-file`
+/// replace the generated serving certificate (the generated CA still
+/// verifies clients).
+fn tls(
+    config: &skein_apiserver::config::Config,
+    pki: &Pki,
+    policy: &http::tls_policy::TlsPolicy,
+    front_proxy: Option<&http::requestheader::RequestHeader>,
+) -> anyhow::Result<http::tls::Tls> {
+    let mut serving = pki.clone();
+    if let (Some(cert), Some(key)) = (
+        &config.protect.tls_cert_file,
+        &config.protect.tls_private_key_file,
+    ) {
+        let read = |p: &std::path::Path, flag: &str| {
+            std::fs::read_to_string(p)
+                .map_err(|e| Error::Config(format!("{flag} {}: {e}", p.display())))
+        };
+        serving.serving = pki::CertKey {
+            cert_pem: read(cert, "--tls-cert-file")?,
+            key_pem: read(key, "--tls-private-key-file")?,
+        };
+    }
+    let tls = http::tls::server_tls(&serving, policy, front_proxy.map(|f| f.ca_pem.as_slice()))
+        .map_err(|e| match &config.protect.tls_cert_file {
+            Some(cert) => Error::Config(format!(
+                "--tls-cert-file {} with --tls-private-key-file: {e} (the key must match the \
+                 certificate)",
+                cert.display()
+            )),
+            None => e,
+        })?;
+    Ok(tls)
+}
+
+/// Startup once the store is open: the admin kubeconfig, the registry and
+/// its admission chain and authorizer, system objects and CRDs, the
+/// controllers (at once or once elected), and the router. The caller
+/// closes the store on an error.
+async fn start(parts: &Parts<'_>, security: Security) -> anyhow::Result<Started> {
+    let Parts {
+        config,
+        store,
+        local,
+        ..
+    } = *parts;
+    let Security {
+        tokens,
+        pki,
+        tls,
+        signer,
+        front_proxy,
+        delegated,
+        auditor,
+    } = security;
+    let dial = SocketAddr::new(config.client_address(), local.port());
+    kubeconfig::write_admin(&config.kubeconfig_path(), dial, &pki)?;
+    let (state, authorizer, accounts) = registry(parts, delegated).await?;
+    skein_apiserver::controllers::bootstrap::ensure(&state.registry)
+        .await
+        .map_err(|e| anyhow::anyhow!("creating the system namespaces failed: {e}"))?;
+    skein_apiserver::controllers::crd::start(&state.registry, config.role == Role::ControlPlane)
+        .await
+        .map_err(|e| anyhow::anyhow!("installing the federation.skein.io CRDs failed: {e}"))?;
     skein_apiserver::controllers::spawn_shared(&state.registry);
-    let (cidr, bind) = (&config.service_cluster_ip_range, config.bind_address);
-    let pem = &pki.ca.cert_pem;
-    let cluster =
-        match skein_apiserver::controllers::Cluster::new(cidr, bind, local.port(), pem, accounts) {
-            Ok(cluster) => {
-                skein_apiserver::controllers::prepare_cluster(&state.registry, &cluster).await;
-                Some(cluster)
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "not creating the kubernetes service");
-                None
-            }
-        };
-    // The controllers one replica runs: at once, or once elected.
-    let lead = {
-        let (registry, config) = (state.registry.clone(), config.clone());
-        move || {
-            skein_apiserver::controllers::spawn_leader(&registry, cluster.as_ref());
-            if config.role == Role::ControlPlane {
-                skein_federation::spawn_all(&registry, &members);
-            }
-            if config.simulate_workloads {
-                skein_simulator::spawn_all(&registry, &sim);
-            }
-        }
-    };
-    let (lost_tx, lost) = tokio::sync::watch::channel(false);
-    let elector = if config.leader_election.enabled {
-        let le = &config.leader_election;
-        let settings = skein_apiserver::controllers::leadership::LeaderElection {
-            name: le.resource_name.clone(),
-            namespace: le.resource_namespace.clone(),
-            lease_duration: le.lease_duration,
-            renew_deadline: le.renew_deadline,
-            retry_period: le.retry_period,
-            identity: skein_apiserver::controllers::leadership::identity(),
-        };
-        tracing::info!(identity = %settings.identity, lease = %format!("{}/{}", settings.namespace, settings.name), "leader election on");
-        let elector = skein_apiserver::controllers::leadership::Elector::new(
-            state.registry.clone(),
-            settings,
-        );
-        let mut running = elector.clone();
-        let task = tokio::spawn(async move {
-            let outcome = running.run(lead).await;
-            tracing::error!(?outcome, "leader election lost: shutting down");
-            let _ = lost_tx.send(true);
-        });
-        Some((elector, task))
-    } else {
-        lead();
-        None
-    };
+    let (elector, lost) = controllers(parts, &state, &pki, accounts).await;
     skein_apiserver::store::objects::spawn(
         store.clone(),
-        instance.clone(),
+        parts.instance.clone(),
         config.etcd_count_metric_poll_period,
     );
     if let Some(rbac) = &authorizer.1 {
         rbac.synced().await;
     }
-    let auth = match http::authn::setup::build(
+    let auth = http::authn::setup::build(
         &config.authn,
         &config.pki_dir(),
         tokens,
         state.registry.clone(),
-    ) {
-        Ok(a) => a,
-        Err(e) => {
-            store.close().await;
-            return Err(anyhow::anyhow!("authentication: {e}"));
-        }
-    };
+    )
+    .map_err(|e| anyhow::anyhow!("authentication: {e}"))?;
     // Outside the router's authn layer, which looks them up per request.
     let mut app = http::app(state.clone())
         .layer(axum::Extension(Arc::new(authorizer.0)))
@@ -358,36 +363,172 @@ pub async fn serve(
             http::access_log::log,
         ));
     }
-    tracing::info!(
-        address = %local,
-        kubeconfig = %config.kubeconfig_path().display(),
-        "serving"
-    );
-    ready(local);
-
-    http::tls::serve(
-        listener,
-        tls,
+    Ok(Started {
+        state,
         app,
-        shutdown_signal(state, lost.clone(), shutdown),
-    )
-    .await;
-    let lost = *lost.borrow();
-    if let Some((elector, task)) = elector {
-        // No renewal after this; then hand the Lease over at once.
-        task.abort();
-        if !lost {
-            elector.release().await;
-        }
+        tls,
+        elector,
+        lost,
+    })
+}
+
+/// The server's registry: admission (with the federation's cleanup
+/// finalizer on a control plane, and RBAC escalation), the watch caches,
+/// the authorizer, the federation's dry-run hook; the Service addresses
+/// already stored are taken before anything is served. Returns the state,
+/// the authorizer and the ServiceAccount cache admission reads.
+async fn registry(
+    parts: &Parts<'_>,
+    delegated: Option<skein_apiserver::authz::delegated::Delegated>,
+) -> anyhow::Result<(
+    AppState,
+    (
+        skein_apiserver::authz::Authorizer,
+        Option<skein_apiserver::authz::RbacCache>,
+    ),
+    Arc<skein_apiserver::controllers::account_cache::AccountCache>,
+)> {
+    let Parts {
+        config,
+        members,
+        store,
+        instance,
+        ..
+    } = *parts;
+    let admission = skein_apiserver::admission::build(&config.admission())
+        .map_err(|e| anyhow::anyhow!("admission: {e}"))?;
+    let accounts = skein_apiserver::controllers::account_cache::AccountCache::new();
+    let mut admission =
+        skein_apiserver::admission::with_service_accounts(admission, accounts.clone());
+    let cleanup_finalizer = (config.role == Role::ControlPlane).then(|| {
+        let plugin = skein_federation::sync::finalizer::CleanupFinalizer::new();
+        admission.chain = std::mem::take(&mut admission.chain).with_mutator(plugin.clone());
+        plugin
+    });
+    // One set of watch caches for every registry of the server.
+    let cacher = config.watch_cache.then(|| {
+        skein_apiserver::registry::cache::Cacher::recording(
+            store.clone(),
+            skein_apiserver::registry::cache::CacheConfig::default(),
+            instance.metrics().clone(),
+        )
+    });
+    // RBAC objects are read through a plain registry (no admission needed
+    // to read), so the escalation check can sit in the admission chain.
+    let mut authorizer = authorizer(config, store, cacher.as_ref(), instance);
+    if let Some(delegated) = delegated {
+        authorizer.0 = authorizer.0.with_delegation(delegated);
     }
-    store.close().await;
-    if lost {
-        return Err(anyhow::anyhow!(
-            "lost the leader Lease; exiting so that the controllers stop (restart to rejoin as a candidate)"
+    admission.chain = admission.chain.with_validator(Arc::new(
+        skein_apiserver::authz::escalation::Escalation::new(authorizer.0.clone()),
+    ));
+    let allocator = admission.services.clone();
+    let mut registry = skein_apiserver::registry::Registry::new(store.clone())
+        .with_instance(instance.clone())
+        .with_admission(admission);
+    if let Some(cacher) = &cacher {
+        registry = registry.with_watch_cache(cacher.clone());
+    }
+    if config.role == Role::ControlPlane {
+        registry =
+            registry.with_dry_run_hook(skein_federation::preview::hook(members.grace_period));
+    }
+    let state = AppState::with_registry(store.clone(), registry);
+    if let Some(plugin) = &cleanup_finalizer {
+        plugin.follow_clusters(&state.registry);
+    }
+    // Addresses that stored Services hold are taken before anything is served.
+    if let Some(services) = skein_apiserver::registry::resource::builtin("", "v1", "services") {
+        let existing = state
+            .registry
+            .all_of(&services)
+            .await
+            .map_err(|e| anyhow::anyhow!("reading stored Services failed: {e}"))?;
+        skein_apiserver::admission::seed(&allocator, existing.iter());
+        tokio::spawn(skein_apiserver::controllers::service_addresses::run_memory(
+            state.registry.clone(),
+            allocator.clone(),
         ));
     }
-    tracing::info!("store closed; bye");
-    Ok(())
+    Ok((state, authorizer, accounts))
+}
+
+/// Starts the controllers: the `kubernetes` Service's cluster facts, then
+/// what one replica runs (the native leader-only controllers, the
+/// federation's on a control plane, the simulator with
+/// `--simulate-workloads`), at once or, with `--leader-elect`, once the
+/// Lease is held. Returns the elector and a receiver that turns true when
+/// the Lease is lost.
+async fn controllers(
+    parts: &Parts<'_>,
+    state: &AppState,
+    pki: &Pki,
+    accounts: Arc<skein_apiserver::controllers::account_cache::AccountCache>,
+) -> (
+    Option<(
+        skein_apiserver::controllers::leadership::Elector,
+        tokio::task::JoinHandle<()>,
+    )>,
+    tokio::sync::watch::Receiver<bool>,
+) {
+    let Parts {
+        config,
+        members,
+        sim,
+        local,
+        ..
+    } = *parts;
+    let (cidr, bind) = (&config.service_cluster_ip_range, config.bind_address);
+    let pem = &pki.ca.cert_pem;
+    let cluster =
+        match skein_apiserver::controllers::Cluster::new(cidr, bind, local.port(), pem, accounts) {
+            Ok(cluster) => {
+                skein_apiserver::controllers::prepare_cluster(&state.registry, &cluster).await;
+                Some(cluster)
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "not creating the kubernetes service");
+                None
+            }
+        };
+    // The controllers one replica runs: at once, or once elected.
+    let lead = {
+        let (registry, config) = (state.registry.clone(), config.clone());
+        let (members, sim) = (members.clone(), sim.clone());
+        move || {
+            skein_apiserver::controllers::spawn_leader(&registry, cluster.as_ref());
+            if config.role == Role::ControlPlane {
+                skein_federation::spawn_all(&registry, &members);
+            }
+            if config.simulate_workloads {
+                skein_simulator::spawn_all(&registry, &sim);
+            }
+        }
+    };
+    let (lost_tx, lost) = tokio::sync::watch::channel(false);
+    if !config.leader_election.enabled {
+        lead();
+        return (None, lost);
+    }
+    let le = &config.leader_election;
+    let settings = skein_apiserver::controllers::leadership::LeaderElection {
+        name: le.resource_name.clone(),
+        namespace: le.resource_namespace.clone(),
+        lease_duration: le.lease_duration,
+        renew_deadline: le.renew_deadline,
+        retry_period: le.retry_period,
+        identity: skein_apiserver::controllers::leadership::identity(),
+    };
+    tracing::info!(identity = %settings.identity, lease = %format!("{}/{}", settings.namespace, settings.name), "leader election on");
+    let elector =
+        skein_apiserver::controllers::leadership::Elector::new(state.registry.clone(), settings);
+    let mut running = elector.clone();
+    let task = tokio::spawn(async move {
+        let outcome = running.run(lead).await;
+        tracing::error!(?outcome, "leader election lost: shutting down");
+        let _ = lost_tx.send(true);
+    });
+    (Some((elector, task)), lost)
 }
 
 /// The `--authorization-mode` authorizer, and its RBAC cache when RBAC is
