@@ -154,16 +154,75 @@ pub(crate) fn qualify(name: &str, group: &str) -> String {
     }
 }
 
-/// The authenticated user making the request (upstream `user.Info`).
+/// The group every authenticated user belongs to.
+pub const AUTHENTICATED_GROUP: &str = "system:authenticated";
+
+/// The group of unauthenticated requests; a user already in it does not get
+/// [`AUTHENTICATED_GROUP`] added (as upstream's `AuthenticatedGroupAdder`).
+pub const UNAUTHENTICATED_GROUP: &str = "system:unauthenticated";
+
+/// The user of anonymous requests (`--anonymous-auth`).
+pub const ANONYMOUS_USER: &str = "system:anonymous";
+
+/// The user making a request (upstream `user.Info`): what authentication
+/// found, what the authorizer and admission judge, and what a write
+/// records (a CertificateSigningRequest's `spec.username`). The one user
+/// type of every Skein crate.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UserInfo {
     /// User name, e.g. `"system:admin"` or
     /// `"system:serviceaccount:default:builder"`.
     pub name: String,
+    /// The user's uid: a token file's 3rd column, a ServiceAccount's uid;
+    /// `None` when the authenticator has none (certificate users).
+    pub uid: Option<String>,
     /// Groups, e.g. `["system:authenticated"]`.
     pub groups: Vec<String>,
-    /// Extra authenticator-provided attributes (scopes, ...).
+    /// Extra authenticator-provided attributes (ServiceAccount tokens'
+    /// credential id and bound Pod, scopes), as `user.Info.GetExtra`.
     pub extra: BTreeMap<String, Vec<String>>,
+}
+
+impl UserInfo {
+    /// A user with `groups` plus [`AUTHENTICATED_GROUP`], which is added
+    /// unless it, or [`UNAUTHENTICATED_GROUP`], is already there.
+    pub fn authenticated(name: String, uid: Option<String>, mut groups: Vec<String>) -> Self {
+        if !groups
+            .iter()
+            .any(|g| g == AUTHENTICATED_GROUP || g == UNAUTHENTICATED_GROUP)
+        {
+            groups.push(AUTHENTICATED_GROUP.to_string());
+        }
+        UserInfo {
+            name,
+            uid,
+            groups,
+            extra: BTreeMap::new(),
+        }
+    }
+
+    /// The anonymous user: `system:anonymous` in `system:unauthenticated`.
+    pub fn anonymous() -> Self {
+        UserInfo {
+            name: ANONYMOUS_USER.to_string(),
+            uid: None,
+            groups: vec![UNAUTHENTICATED_GROUP.to_string()],
+            extra: BTreeMap::new(),
+        }
+    }
+
+    /// The `user` of a TokenReview / `userInfo` of a SelfSubjectReview:
+    /// `username`, `uid` (when set), `groups`, `extra` (when any).
+    pub fn to_json(&self) -> Value {
+        let mut info = serde_json::json!({"username": self.name, "groups": self.groups});
+        if let Some(uid) = self.uid.as_ref().filter(|u| !u.is_empty()) {
+            info["uid"] = serde_json::json!(uid);
+        }
+        if !self.extra.is_empty() {
+            info["extra"] = serde_json::json!(self.extra);
+        }
+        info
+    }
 }
 
 /// Everything an admission plugin is told about one request

@@ -41,7 +41,10 @@ pub mod validation;
 /// used by the apiserver's strategies too).
 pub use validation::quantity;
 
-pub use attributes::{Attributes, GroupVersionKind, GroupVersionResource, Operation, UserInfo};
+pub use attributes::{
+    ANONYMOUS_USER, AUTHENTICATED_GROUP, Attributes, GroupVersionKind, GroupVersionResource,
+    Operation, UNAUTHENTICATED_GROUP, UserInfo,
+};
 pub use chain::Chain;
 pub use denial::{Cause, Denial, quote, render_value};
 

@@ -15,6 +15,7 @@
 //! lagging cache never doubles them.
 
 use skein_apiserver::status::ErrorKind;
+use skein_workloads::expectations::Expectations as Tracker;
 use std::cmp::Reverse;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -663,81 +664,66 @@ fn delete_key(p: &Value, rank: usize, now: OffsetDateTime) -> DeleteKey {
 /// lagging cache never makes it create or delete twice; after
 /// [`EXPECTATIONS_TTL`] it acts anyway (a Pod deleted before the cache saw
 /// it is never shown).
-#[derive(Default)]
 pub struct Expectations {
-    pending: Mutex<HashMap<ObjectKey, Pending>>,
+    pending: Mutex<Tracker<ObjectKey, Write>>,
+}
+
+impl Default for Expectations {
+    fn default() -> Self {
+        Expectations {
+            pending: Mutex::new(Tracker::new(EXPECTATIONS_TTL)),
+        }
+    }
 }
 
 /// How long expectations are waited for (upstream's is 5 minutes).
 pub const EXPECTATIONS_TTL: Duration = Duration::from_secs(30);
 
-struct Pending {
-    created: HashSet<String>,
-    deleted: HashSet<String>,
-    since: Instant,
+/// A write the Pod cache must show.
+#[derive(Debug, PartialEq, Eq)]
+enum Write {
+    Created(String),
+    Deleted(String),
 }
 
 impl Expectations {
-    fn with(&self, key: &ObjectKey, f: impl FnOnce(&mut Pending)) {
-        let mut map = self
-            .pending
+    fn lock(&self) -> std::sync::MutexGuard<'_, Tracker<ObjectKey, Write>> {
+        self.pending
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let p = map.entry(key.clone()).or_insert_with(|| Pending {
-            created: HashSet::new(),
-            deleted: HashSet::new(),
-            since: Instant::now(),
-        });
-        f(p);
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The sync of `key` created Pod `name`.
     pub fn created(&self, key: &ObjectKey, name: &str) {
-        self.with(key, |p| {
-            p.created.insert(name.to_owned());
-        });
+        let now = Instant::now().into_std();
+        self.lock().add(key, Write::Created(name.to_owned()), now);
     }
 
     /// The sync of `key` is deleting Pod `name`.
     pub fn deleting(&self, key: &ObjectKey, name: &str) {
-        self.with(key, |p| {
-            p.deleted.insert(name.to_owned());
-        });
+        let now = Instant::now().into_std();
+        self.lock().add(key, Write::Deleted(name.to_owned()), now);
     }
 
     /// Deleting Pod `name` failed: not to be waited for.
     pub fn not_deleted(&self, key: &ObjectKey, name: &str) {
-        self.with(key, |p| {
-            p.deleted.remove(name);
-        });
+        self.lock()
+            .drop_where(key, |w| matches!(w, Write::Deleted(n) if n == name));
     }
 
     /// Drops what `key` waited for (it is gone).
     pub fn forget(&self, key: &ObjectKey) {
-        self.pending
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(key);
+        self.lock().forget(key);
     }
 
     /// Whether the Pod cache (`cached` by name) shows every creation and
     /// deletion of `key`'s syncs, or they are older than the TTL.
     pub fn satisfied(&self, key: &ObjectKey, cached: impl Fn(&str) -> Option<Arc<Value>>) -> bool {
-        let mut map = self
-            .pending
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let Some(p) = map.get_mut(key) else {
-            return true;
-        };
-        p.created.retain(|n| cached(n).is_none());
-        p.deleted
-            .retain(|n| cached(n).is_some_and(|pod| !object::is_deleting(&pod)));
-        if (p.created.is_empty() && p.deleted.is_empty()) || p.since.elapsed() > EXPECTATIONS_TTL {
-            map.remove(key);
-            return true;
-        }
-        false
+        let now = Instant::now().into_std();
+        self.lock().satisfied(key, now, |w| match w {
+            Write::Created(n) => cached(n).is_some(),
+            Write::Deleted(n) => cached(n).is_none_or(|pod| object::is_deleting(&pod)),
+        })
     }
 }
 

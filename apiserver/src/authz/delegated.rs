@@ -524,6 +524,7 @@ mod tests {
     fn user(name: &str, groups: &[&str]) -> UserInfo {
         UserInfo {
             name: name.into(),
+            uid: None,
             groups: groups.iter().map(|g| (*g).to_string()).collect(),
             extra: Default::default(),
         }

@@ -520,11 +520,7 @@ pub(super) fn write_options(call: &Call, options: &str) -> Result<WriteOptions, 
     Ok(WriteOptions {
         dry_run: call.query.dry_run(options)?,
         field_manager: field_manager(call, options)?,
-        requester: call.user.as_ref().map(|u| crate::registry::Requester {
-            name: u.name.clone(),
-            uid: u.uid.clone().unwrap_or_default(),
-            groups: u.groups.clone(),
-        }),
+        requester: call.user.clone(),
         ..WriteOptions::default()
     })
 }

@@ -45,13 +45,13 @@ const UID: &str = "impersonate-uid";
 const EXTRA: &str = "impersonate-extra-";
 
 /// The user as the authorizer and admission see it.
-pub fn subject(user: &UserInfo, extra: Option<&UserExtra>) -> skein_admission::UserInfo {
-    skein_admission::UserInfo {
-        name: user.name.clone(),
-        groups: user.groups.clone(),
-        extra: extra
-            .map(|e| e.0.clone())
-            .unwrap_or_else(|| user.extra.clone()),
+pub fn subject(user: &UserInfo, extra: Option<&UserExtra>) -> UserInfo {
+    match extra {
+        Some(e) => UserInfo {
+            extra: e.0.clone(),
+            ..user.clone()
+        },
+        None => user.clone(),
     }
 }
 

@@ -320,6 +320,11 @@ fn decide(
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_string(),
+            uid: spec
+                .get("uid")
+                .and_then(Value::as_str)
+                .filter(|u| !u.is_empty())
+                .map(str::to_string),
             groups: strings(spec.get("groups")),
             extra: spec
                 .get("extra")

@@ -29,7 +29,7 @@ pub(crate) struct Request<'a> {
     pub old: Option<&'a Value>,
     pub dry_run: bool,
     /// The authenticated user behind the write (none for the server's own).
-    pub requester: Option<&'a super::Requester>,
+    pub requester: Option<&'a skein_admission::UserInfo>,
 }
 
 impl Request<'_> {

@@ -61,23 +61,12 @@ pub struct WriteOptions {
     pub subresource: Option<&'static str>,
     /// Who asked, for strategies that record it (a
     /// CertificateSigningRequest's `spec.username`, `uid` and `groups`).
-    pub requester: Option<Requester>,
+    pub requester: Option<skein_admission::UserInfo>,
     /// In-process writers only (never set from a request): a create keeps
     /// the `status` it carries, as a create followed by a status update
     /// would leave the object, in one write; managedFields record the
     /// status as the manager's through the `status` subresource.
     pub keep_status: bool,
-}
-
-/// The authenticated user behind a write, as the registry sees it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Requester {
-    /// User name.
-    pub name: String,
-    /// User uid (empty when the authenticator has none).
-    pub uid: String,
-    /// Groups.
-    pub groups: Vec<String>,
 }
 
 /// Which part of an object an update targets.

@@ -7,10 +7,10 @@
 
 use serde_json::{Value, json};
 
-use super::Requester;
 use super::object::{set_meta, without_meta_and_status};
 use super::resource::ResourceInfo;
 use super::validation::NameRule;
+use skein_admission::UserInfo;
 
 /// The name rule of a kind.
 pub fn name_rule(res: &ResourceInfo) -> NameRule {
@@ -48,7 +48,7 @@ pub fn tracks_generation(res: &ResourceInfo) -> bool {
 
 /// Create: status is reset (it belongs to controllers), generation starts at 1,
 /// Namespaces start Active with the `kubernetes` finalizer, Pods Pending.
-pub fn prepare_for_create(res: &ResourceInfo, obj: &mut Value, requester: Option<&Requester>) {
+pub fn prepare_for_create(res: &ResourceInfo, obj: &mut Value, requester: Option<&UserInfo>) {
     let Some(map) = obj.as_object_mut() else {
         return;
     };
@@ -81,11 +81,10 @@ pub fn prepare_for_create(res: &ResourceInfo, obj: &mut Value, requester: Option
             if let Some(spec) = map.get_mut("spec").and_then(Value::as_object_mut) {
                 let who = requester.cloned().unwrap_or_default();
                 spec.insert("username".into(), json!(who.name));
-                if who.uid.is_empty() {
-                    spec.remove("uid");
-                } else {
-                    spec.insert("uid".into(), json!(who.uid));
-                }
+                match who.uid.as_deref().filter(|u| !u.is_empty()) {
+                    Some(uid) => spec.insert("uid".into(), json!(uid)),
+                    None => spec.remove("uid"),
+                };
                 if who.groups.is_empty() {
                     spec.remove("groups");
                 } else {

@@ -8,10 +8,10 @@
 //!
 //! Pure: time is passed in.
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use skein_apiserver::controllers::informer::ObjectKey;
+use skein_workloads::expectations::Expectations as Tracker;
 
 /// How long an expectation holds an owner back at most.
 pub const EXPECTATION_TIMEOUT: Duration = Duration::from_secs(5);
@@ -29,25 +29,27 @@ pub struct Expect {
     pub uid: String,
 }
 
-/// Expectations per owner.
-#[derive(Debug, Default)]
-pub struct Expectations {
-    pending: HashMap<ObjectKey, (Instant, Vec<Expect>)>,
+/// Expectations per owner: the shared tracker
+/// ([`skein_workloads::expectations`]) with writes checked by uid and
+/// resourceVersion.
+#[derive(Debug)]
+pub struct Expectations(Tracker<ObjectKey, Expect>);
+
+impl Default for Expectations {
+    fn default() -> Self {
+        Expectations(Tracker::new(EXPECTATION_TIMEOUT))
+    }
 }
 
 impl Expectations {
     /// Records `writes` for `owner` at `now` (replacing older ones).
     pub fn expect(&mut self, owner: ObjectKey, writes: Vec<Expect>, now: Instant) {
-        if writes.is_empty() {
-            self.pending.remove(&owner);
-        } else {
-            self.pending.insert(owner, (now, writes));
-        }
+        self.0.replace(owner, writes, now);
     }
 
     /// Forgets `owner` (it is gone).
     pub fn forget(&mut self, owner: &ObjectKey) {
-        self.pending.remove(owner);
+        self.0.forget(owner);
     }
 
     /// Whether `owner` may be synced at `now`: every write is visible
@@ -60,22 +62,14 @@ impl Expectations {
         now: Instant,
         cached: impl Fn(&str) -> Option<(String, i64)>,
     ) -> bool {
-        let Some((at, writes)) = self.pending.get(owner) else {
-            return true;
-        };
-        let seen = writes
-            .iter()
-            .all(|w| match (w.resource_version, cached(&w.name)) {
+        self.0.satisfied(owner, now, |w| {
+            match (w.resource_version, cached(&w.name)) {
                 (Some(rv), Some((uid, cached_rv))) => uid != w.uid || cached_rv >= rv,
                 (Some(_), None) => false,
                 (None, Some((uid, _))) => uid != w.uid,
                 (None, None) => true,
-            });
-        if seen || now.duration_since(*at) >= EXPECTATION_TIMEOUT {
-            self.pending.remove(owner);
-            return true;
-        }
-        false
+            }
+        })
     }
 }
 

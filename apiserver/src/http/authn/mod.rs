@@ -70,8 +70,6 @@ mod token_file;
 
 pub use token_file::{SyntaxError, TokenAuthenticator, TokenFileError, TokenFileWarning};
 
-use std::collections::BTreeMap;
-
 use std::sync::Arc;
 
 use axum::extract::Request;
@@ -86,73 +84,9 @@ use super::status::ApiError;
 use crate::registry::Registry;
 use crate::registry::object;
 
-/// The group every authenticated user belongs to.
-pub const AUTHENTICATED_GROUP: &str = "system:authenticated";
-
-/// The group of unauthenticated requests; a user already in it does not get
-/// [`AUTHENTICATED_GROUP`] added (as upstream's `AuthenticatedGroupAdder`).
-pub const UNAUTHENTICATED_GROUP: &str = "system:unauthenticated";
-
-/// The user of anonymous requests (`--anonymous-auth`).
-pub const ANONYMOUS_USER: &str = "system:anonymous";
-
-/// An authenticated user, as kube's `user.Info`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UserInfo {
-    /// The user name.
-    pub name: String,
-    /// The user's uid: the token file's 3rd column, `None` when that is
-    /// empty and for certificate users (kube leaves it empty for them).
-    pub uid: Option<String>,
-    /// The groups, always including [`AUTHENTICATED_GROUP`] (unless the
-    /// user is in [`UNAUTHENTICATED_GROUP`]).
-    pub groups: Vec<String>,
-    /// Extra attributes (ServiceAccount tokens' credential id and bound
-    /// Pod), as `user.Info.GetExtra`.
-    pub extra: BTreeMap<String, Vec<String>>,
-}
-
-impl UserInfo {
-    /// A user with `groups` plus [`AUTHENTICATED_GROUP`], which is added
-    /// unless it, or [`UNAUTHENTICATED_GROUP`], is already there.
-    pub fn authenticated(name: String, uid: Option<String>, mut groups: Vec<String>) -> Self {
-        if !groups
-            .iter()
-            .any(|g| g == AUTHENTICATED_GROUP || g == UNAUTHENTICATED_GROUP)
-        {
-            groups.push(AUTHENTICATED_GROUP.to_string());
-        }
-        UserInfo {
-            name,
-            uid,
-            groups,
-            extra: BTreeMap::new(),
-        }
-    }
-
-    /// The anonymous user: `system:anonymous` in `system:unauthenticated`.
-    pub fn anonymous() -> Self {
-        UserInfo {
-            name: ANONYMOUS_USER.to_string(),
-            uid: None,
-            groups: vec![UNAUTHENTICATED_GROUP.to_string()],
-            extra: BTreeMap::new(),
-        }
-    }
-
-    /// The `user` of a TokenReview / `userInfo` of a SelfSubjectReview:
-    /// `username`, `uid` (when set), `groups`, `extra` (when any).
-    pub fn to_json(&self) -> serde_json::Value {
-        let mut info = serde_json::json!({"username": self.name, "groups": self.groups});
-        if let Some(uid) = self.uid.as_ref().filter(|u| !u.is_empty()) {
-            info["uid"] = serde_json::json!(uid);
-        }
-        if !self.extra.is_empty() {
-            info["extra"] = serde_json::json!(self.extra);
-        }
-        info
-    }
-}
+/// The user of a request, and the groups and name authentication gives:
+/// the one user type, [`skein_admission::UserInfo`].
+pub use skein_admission::{ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, UserInfo};
 
 /// The user named by a verified client certificate: CN is the name, each O
 /// a group. Set by [`super::tls`] on every request of the connection.

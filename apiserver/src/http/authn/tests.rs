@@ -1,5 +1,7 @@
 //! Unit tests of authentication (`mod.rs`) and the token file.
 
+use std::collections::BTreeMap;
+
 use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode};
