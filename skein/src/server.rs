@@ -359,7 +359,7 @@ async fn start(parts: &Parts<'_>, security: Security) -> anyhow::Result<Started>
     }
     if config.access_log {
         app = app.layer(axum::middleware::from_fn_with_state(
-            state.clone(),
+            state.registry.instance().clone(),
             http::access_log::log,
         ));
     }

@@ -48,9 +48,10 @@ pub fn enabled<B>(req: &axum::http::Request<B>) -> bool {
 }
 
 /// Middleware (outermost): logs one line per request once the response
-/// head is ready.
+/// head is ready. Its state is the server's [`crate::instance::Instance`]
+/// (one `Arc` cloned per request, not the whole `AppState`).
 pub async fn log(
-    axum::extract::State(state): axum::extract::State<super::AppState>,
+    axum::extract::State(instance): axum::extract::State<std::sync::Arc<crate::instance::Instance>>,
     mut req: Request,
     next: Next,
 ) -> Response {
@@ -70,15 +71,7 @@ pub async fn log(
     let latency = start.elapsed();
     let observed = response.extensions().get::<Observed>();
     let verb = observed.map_or_else(
-        || {
-            verb_of(
-                state.registry.resources(),
-                &method,
-                uri.path(),
-                uri.query(),
-                None,
-            )
-        },
+        || verb_of(instance.resources(), &method, uri.path(), uri.query(), None),
         |o| o.verb,
     );
     // The metrics layer's user is the one the handlers saw (impersonated

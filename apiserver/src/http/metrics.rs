@@ -40,6 +40,7 @@ use futures::StreamExt;
 use super::AppState;
 use super::access_log;
 use super::authn::UserInfo;
+use crate::instance::Instance;
 use crate::metrics::{self, RequestLabels, WatchLabels};
 use crate::registry::resource::Resources;
 
@@ -316,11 +317,19 @@ pub struct Observed {
 }
 
 /// Middleware: records the request metrics (see the module docs).
-pub async fn instrument(State(state): State<AppState>, req: Request, next: Next) -> Response {
+///
+/// Its state is the server's [`Instance`] (one `Arc` cloned per request:
+/// cloning the whole `AppState`, a dozen shared reference counts, cost
+/// GETs about 15% on two CPUs).
+pub async fn instrument(
+    State(instance): State<Arc<Instance>>,
+    req: Request,
+    next: Next,
+) -> Response {
     let start = Instant::now();
     let method = req.method().clone();
-    let resources = state.registry.resources();
-    let metrics = state.registry.instance().metrics().clone();
+    let resources = instance.resources();
+    let metrics = instance.metrics().clone();
     let info = classify(
         resources,
         &method,

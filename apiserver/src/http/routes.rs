@@ -86,7 +86,7 @@ fn routes(state: &AppState) -> Router<AppState> {
         // Inside authentication and the prefix: counts what reaches a
         // handler, as upstream.
         .layer(middleware::from_fn_with_state(
-            state.clone(),
+            state.registry.instance().clone(),
             metrics::instrument,
         ))
 }
