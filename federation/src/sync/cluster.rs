@@ -49,6 +49,22 @@ struct Pass {
     missed: bool,
 }
 
+/// Which kinds' copies the cache holds, and the syncs that wait for them.
+///
+/// An object is not synced before the member's copies of its kind have
+/// been listed into the cache: planned from an empty cache, every copy the
+/// member already holds would be written again (a create-only apply
+/// refused, then a read, then a plan), which after a federation restart is
+/// one write per copy in the fleet. Such a sync is deferred, and queued
+/// again once the list lands.
+#[derive(Default)]
+struct Listing {
+    /// Indexes of [`Shared::kinds`] listed at least once.
+    listed: HashSet<usize>,
+    /// Per kind not listed yet, the objects whose sync waits for it.
+    deferred: std::collections::HashMap<usize, HashSet<ObjId>>,
+}
+
 /// One member's syncer. See the module documentation.
 pub struct ClusterSyncer {
     /// The Cluster's name.
@@ -72,6 +88,9 @@ pub struct ClusterSyncer {
     tasks: Mutex<Vec<JoinHandle<()>>>,
     /// How many resources' copies have been listed at least once.
     listed: std::sync::atomic::AtomicUsize,
+    /// Which resources' copies have been listed, and the objects whose
+    /// sync waits for that: see [`Listing`].
+    listing: Mutex<Listing>,
     /// How many resources the syncer watches: one watch loop for each
     /// index of [`Shared::kinds`] below it.
     watched: Mutex<usize>,
@@ -107,6 +126,7 @@ impl ClusterSyncer {
             written: Mutex::default(),
             tasks: Mutex::default(),
             listed: std::sync::atomic::AtomicUsize::new(0),
+            listing: Mutex::default(),
             watched: Mutex::new(0),
         });
         let mut tasks = Vec::new();
@@ -332,6 +352,7 @@ async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>,
                 {
                     counted = true;
                     s.listed.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+                    s.listed_kind(kind);
                 }
                 // A member without the API (or unreachable): try again later.
                 failures = failures.saturating_add(1);
@@ -386,6 +407,7 @@ async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>,
             for custom in customs {
                 replan_kind(&shared, custom);
             }
+            s.listed_kind(kind);
             for id in changed {
                 s.queue.add(id.clone());
                 shared.record(&id);
@@ -541,6 +563,9 @@ impl ClusterSyncer {
     /// A change the watch told of meanwhile is synced again afterwards,
     /// unless it is the version the sync's own write left.
     async fn sync(&self, shared: &Shared, id: &ObjId) -> Result<(), Retry> {
+        if !self.cache_holds_kind_of(id) {
+            return Ok(());
+        }
         lock(&self.syncing).insert(id.clone(), Pass::default());
         let result = match self.sync_pass(shared, id, false).await {
             Err(Retry::Look) => self.sync_pass(shared, id, true).await,
@@ -557,6 +582,34 @@ impl ClusterSyncer {
             }
         }
         result
+    }
+
+    /// Whether the member's copies of `id`'s kind have been listed into
+    /// the cache; if not, `id` waits for that ([`Listing`]).
+    fn cache_holds_kind_of(&self, id: &ObjId) -> bool {
+        let mut listing = lock(&self.listing);
+        if listing.listed.contains(&id.kind) {
+            return true;
+        }
+        listing
+            .deferred
+            .entry(id.kind)
+            .or_default()
+            .insert(id.clone());
+        false
+    }
+
+    /// Records that `kind`'s copies are in the cache, and queues the
+    /// objects whose sync waited for that.
+    fn listed_kind(&self, kind: usize) {
+        let waiting = {
+            let mut listing = lock(&self.listing);
+            listing.listed.insert(kind);
+            listing.deferred.remove(&kind).unwrap_or_default()
+        };
+        for id in waiting {
+            self.queue.add(id);
+        }
     }
 
     /// Whether a sync of `id` runs now; if so, it is told the watch saw a

@@ -244,8 +244,9 @@ impl MemberApi {
         }
     }
 
-    /// Every object of `res` (all namespaces) matching `selector`, and the
-    /// list's resourceVersion.
+    /// Every object of `res` (all namespaces) matching `selector`, each
+    /// with the list's `apiVersion` and `kind`, and the list's
+    /// resourceVersion.
     pub async fn list(
         &self,
         res: &ResourceInfo,
@@ -264,10 +265,20 @@ impl MemberApi {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
-        let items = match list.get_mut("items").map(Value::take) {
+        let mut items = match list.get_mut("items").map(Value::take) {
             Some(Value::Array(items)) => items,
             _ => Vec::new(),
         };
+        // A list's items carry no apiVersion and kind (as upstream): give
+        // them the list's, so a listed copy compares equal to the rendered
+        // one and to the same copy seen by a watch.
+        for item in &mut items {
+            if let Some(m) = item.as_object_mut() {
+                m.entry("apiVersion")
+                    .or_insert_with(|| Value::from(res.api_version));
+                m.entry("kind").or_insert_with(|| Value::from(res.kind));
+            }
+        }
         Ok((items, rv))
     }
 
