@@ -12,6 +12,7 @@
 pub mod config;
 pub mod history;
 pub mod members;
+pub mod metrics;
 pub mod preview;
 pub mod scheduler;
 pub mod status;

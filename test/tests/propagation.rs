@@ -1312,6 +1312,53 @@ async fn restart_during_fan_out() {
         .await;
     }
     tokio::time::sleep(Duration::from_secs(2)).await;
+    // The federation's per-cluster series.
+    let metrics = String::from_utf8_lossy(&f.fed.kubectl(&k, &["get", "--raw", "/metrics"]).stdout)
+        .into_owned();
+    let value = |series: &str| -> Option<f64> {
+        metrics
+            .lines()
+            .find(|l| l.starts_with(series) && l[series.len()..].starts_with(' '))
+            .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+    };
+    for c in ["eu", "us", "ap"] {
+        assert_eq!(
+            value(&format!(
+                "skein_federation_cluster_ready{{cluster=\"{c}\"}}"
+            )),
+            Some(1.0),
+            "{c} Ready in /metrics:\n{metrics}"
+        );
+        assert_eq!(
+            value(&format!(
+                "skein_federation_copies{{cluster=\"{c}\",state=\"Applied\"}}"
+            )),
+            // 190 ConfigMaps, the new one and the Namespace `fan`.
+            Some(192.0),
+            "{c}'s applied copies in /metrics:\n{metrics}"
+        );
+        assert!(
+            value(&format!(
+                "skein_federation_propagation_duration_seconds_count{{cluster=\"{c}\"}}"
+            ))
+            .is_some_and(|n| n >= 191.0),
+            "{c}'s submit-to-applied count in /metrics:\n{metrics}"
+        );
+        assert!(
+            value(&format!(
+                "skein_federation_member_request_duration_seconds_count{{cluster=\"{c}\",verb=\"APPLY\",code=\"200\"}}"
+            ))
+            .is_some_and(|n| n >= 1.0),
+            "{c}'s applies in /metrics:\n{metrics}"
+        );
+        assert_eq!(
+            value(&format!(
+                "skein_federation_sync_queue_depth{{cluster=\"{c}\"}}"
+            )),
+            Some(0.0),
+            "{c}'s queue in /metrics:\n{metrics}"
+        );
+    }
     for (c, before) in ["eu", "us", "ap"].iter().zip(before) {
         let after = member_writes(f.member(c), &k);
         assert_eq!(

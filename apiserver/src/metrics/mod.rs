@@ -227,6 +227,9 @@ pub struct Metrics {
     cache_terminated: Family<CacheLabels, Counter>,
     storage_watches: Family<EtcdType, Gauge>,
     leader: Family<NameLabels, Gauge>,
+    /// Registries of the parts above the API server (the federation's),
+    /// rendered after this one ([`Metrics::attach`]).
+    attached: std::sync::RwLock<Vec<Registry>>,
 }
 
 impl Default for Metrics {
@@ -258,6 +261,7 @@ impl Metrics {
             cache_terminated: Family::default(),
             storage_watches: Family::default(),
             leader: Family::default(),
+            attached: std::sync::RwLock::default(),
         };
         // Both kinds are always reported, as upstream sets both each time.
         for kind in [MUTATING, READ_ONLY] {
@@ -371,7 +375,24 @@ impl Metrics {
         let mut out = String::with_capacity(64 * 1024);
         // Writing to a String cannot fail.
         let _ = prometheus_client::encoding::prometheus_text::encode(&mut out, &self.registry);
+        let attached = self
+            .attached
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for r in attached.iter() {
+            let _ = prometheus_client::encoding::prometheus_text::encode(&mut out, r);
+        }
         out
+    }
+
+    /// Serves `registry`'s series too, after the server's own: how a part
+    /// above the API server (the federation) adds its metrics without this
+    /// crate knowing them. Its names must not clash with the server's.
+    pub fn attach(&self, registry: Registry) {
+        self.attached
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(registry);
     }
 
     /// One finished request: `apiserver_request_total` and

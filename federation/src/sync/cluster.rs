@@ -118,7 +118,7 @@ impl ClusterSyncer {
         let syncer = Arc::new(ClusterSyncer {
             name: name.to_owned(),
             fingerprint,
-            api: MemberApi::new(client),
+            api: MemberApi::new(client).observed(shared.metrics.clone(), name),
             cache: RwLock::default(),
             queue: WorkQueue::new(),
             namespaces: Mutex::default(),
@@ -140,6 +140,11 @@ impl ClusterSyncer {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = tasks;
         syncer.follow_kinds(shared);
         syncer
+    }
+
+    /// How many objects wait in this syncer's queue.
+    pub fn queue_len(&self) -> usize {
+        self.queue.len()
     }
 
     /// Starts watching the member's copies of every kind of
@@ -330,9 +335,23 @@ fn replan_kind(shared: &Shared, custom: Option<usize>) {
 
 /// Lists then watches the managed copies of one resource on the member,
 /// keeping the cache and queueing every object that changed.
+/// `plural.group` (`deployments.apps`), or `plural` for the core group.
+fn resource_name(res: &skein_apiserver::registry::ResourceInfo) -> String {
+    if res.group.is_empty() {
+        res.plural.to_owned()
+    } else {
+        format!("{}.{}", res.plural, res.group)
+    }
+}
+
 async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>, kind: usize) {
     let mut failures = 0u32;
     let mut counted = false;
+    // Whether a watch was opened before (the next one is a restart).
+    let mut opened = false;
+    let Some(cluster) = syncer.upgrade().map(|s| s.name.clone()) else {
+        return;
+    };
     loop {
         // Read at every relist: a custom resource's version may change.
         let Some(res) = shared.kinds.get(kind).map(|k| k.res.clone()) else {
@@ -424,6 +443,12 @@ async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>,
             {
                 break;
             }
+            if opened {
+                shared
+                    .metrics
+                    .watch_restarted(&cluster, resource_name(&res));
+            }
+            opened = true;
             let mut events = match api.watch(&res, &selector(), &rv).await {
                 Ok(e) => e,
                 Err(_) => break,
@@ -497,8 +522,14 @@ async fn work_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>) 
         let Some(s) = syncer.upgrade() else { return };
         match s.sync(&shared, item.key()).await {
             Ok(()) => drop(item),
-            Err(Retry::Soon) => item.retry(),
-            Err(Retry::After(d)) => item.requeue_after(d),
+            Err(Retry::Soon(reason)) => {
+                shared.metrics.retried(&s.name, reason);
+                item.retry();
+            }
+            Err(Retry::After(d, reason)) => {
+                shared.metrics.retried(&s.name, reason);
+                item.requeue_after(d);
+            }
             Err(Retry::Look) => item.retry(),
         }
     }
@@ -506,14 +537,41 @@ async fn work_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>) 
 
 /// How a failed sync is retried.
 enum Retry {
-    /// With the queue's exponential backoff.
-    Soon,
-    /// After this delay (a refusal that will not change soon).
-    After(Duration),
+    /// With the queue's exponential backoff; why ([`retry_reason`]).
+    Soon(&'static str),
+    /// After this delay (a refusal that will not change soon); why.
+    After(Duration, &'static str),
     /// The member refused a create-only apply: it holds an object of that
     /// name the syncer did not see; sync again after reading it. Never
     /// leaves [`ClusterSyncer::sync`].
     Look,
+}
+
+/// Why a call failed, for `skein_federation_sync_retries_total`: the
+/// member's Status reason, or `Unreachable` when it did not answer.
+fn retry_reason(e: &CallError) -> &'static str {
+    match e.kind() {
+        None => "Unreachable",
+        Some(k) => match k {
+            ErrorKind::BadRequest => "BadRequest",
+            ErrorKind::Unauthorized => "Unauthorized",
+            ErrorKind::Forbidden => "Forbidden",
+            ErrorKind::NotFound => "NotFound",
+            ErrorKind::MethodNotAllowed => "MethodNotAllowed",
+            ErrorKind::NotAcceptable => "NotAcceptable",
+            ErrorKind::AlreadyExists => "AlreadyExists",
+            ErrorKind::Conflict => "Conflict",
+            ErrorKind::Gone => "Gone",
+            ErrorKind::TooLarge => "RequestEntityTooLarge",
+            ErrorKind::UnsupportedMediaType => "UnsupportedMediaType",
+            ErrorKind::Invalid => "Invalid",
+            ErrorKind::TooManyRequests => "TooManyRequests",
+            ErrorKind::Internal => "InternalError",
+            ErrorKind::Unavailable => "ServiceUnavailable",
+            ErrorKind::Timeout => "Timeout",
+            ErrorKind::Other => "Other",
+        },
+    }
 }
 
 impl ClusterSyncer {
@@ -649,7 +707,7 @@ impl ClusterSyncer {
                         &self.name,
                         state(State::Failed, e.to_string(), None),
                     );
-                    return Err(Retry::Soon);
+                    return Err(Retry::Soon(retry_reason(&e)));
                 }
             }
         }
@@ -689,7 +747,7 @@ impl ClusterSyncer {
                         &self.name,
                         state(State::Failed, e.to_string(), None),
                     );
-                    return Err(Retry::Soon);
+                    return Err(Retry::Soon(retry_reason(&e)));
                 }
                 match action {
                     Action::Create if !look && !uid.is_empty() => {
@@ -741,7 +799,7 @@ impl ClusterSyncer {
                             &self.name,
                             state(State::Failed, e.to_string(), None),
                         );
-                        return Err(Retry::Soon);
+                        return Err(Retry::Soon(retry_reason(&e)));
                     }
                     shared.set_copy_state(
                         id,
@@ -859,9 +917,9 @@ impl ClusterSyncer {
                 let retry = match e.kind() {
                     // Refusals: the member will say the same until the object changes.
                     Some(ErrorKind::BadRequest | ErrorKind::Invalid) => {
-                        Retry::After(Duration::from_secs(30))
+                        Retry::After(Duration::from_secs(30), retry_reason(&e))
                     }
-                    _ => Retry::Soon,
+                    _ => Retry::Soon(retry_reason(&e)),
                 };
                 shared.set_copy_state(id, &self.name, state(State::Failed, e.to_string(), None));
                 Err(retry)

@@ -64,6 +64,8 @@ impl CallError {
 #[derive(Clone)]
 pub struct MemberApi {
     client: kube::Client,
+    /// Where each call's latency is recorded, and as which cluster.
+    observer: Option<(std::sync::Arc<crate::metrics::FederationMetrics>, String)>,
 }
 
 /// A watch event on a member.
@@ -75,6 +77,35 @@ pub enum MemberEvent {
     Deleted(Value),
     /// A bookmark or progress: the resourceVersion to resume from.
     Progress(String),
+}
+
+/// The verb of a request as the member's metrics name it: `APPLY` for a
+/// server-side apply patch, `LIST` for a GET of a collection.
+fn verb_of(req: &Request<Vec<u8>>) -> &'static str {
+    match *req.method() {
+        Method::GET
+            if req
+                .uri()
+                .query()
+                .is_some_and(|q| q.contains("labelSelector=")) =>
+        {
+            "LIST"
+        }
+        Method::GET => "GET",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::POST => "POST",
+        Method::PATCH
+            if req
+                .headers()
+                .get("content-type")
+                .is_some_and(|v| v.as_bytes() == b"application/apply-patch+yaml") =>
+        {
+            "APPLY"
+        }
+        Method::PATCH => "PATCH",
+        _ => "OTHER",
+    }
 }
 
 /// The REST path of `res` objects in `ns` (all namespaces when empty or
@@ -115,17 +146,45 @@ fn request(
 impl MemberApi {
     /// The member behind `client`.
     pub fn new(client: kube::Client) -> MemberApi {
-        MemberApi { client }
+        MemberApi {
+            client,
+            observer: None,
+        }
+    }
+
+    /// The same, recording every call (watches excepted) into `metrics`
+    /// as `cluster`'s.
+    pub fn observed(
+        self,
+        metrics: std::sync::Arc<crate::metrics::FederationMetrics>,
+        cluster: &str,
+    ) -> MemberApi {
+        MemberApi {
+            observer: Some((metrics, cluster.to_owned())),
+            ..self
+        }
     }
 
     async fn call(&self, req: Request<Vec<u8>>) -> Result<Value, CallError> {
-        match tokio::time::timeout(CALL_TIMEOUT, self.client.request::<Value>(req)).await {
-            Ok(r) => r.map_err(CallError::of),
-            Err(_) => Err(CallError::Transport(format!(
-                "the member did not answer within {}s",
-                CALL_TIMEOUT.as_secs()
-            ))),
+        let verb = verb_of(&req);
+        let started = std::time::Instant::now();
+        let result =
+            match tokio::time::timeout(CALL_TIMEOUT, self.client.request::<Value>(req)).await {
+                Ok(r) => r.map_err(CallError::of),
+                Err(_) => Err(CallError::Transport(format!(
+                    "the member did not answer within {}s",
+                    CALL_TIMEOUT.as_secs()
+                ))),
+            };
+        if let Some((metrics, cluster)) = &self.observer {
+            let code = match &result {
+                Ok(_) => Some(200),
+                Err(CallError::Api { code, .. }) => Some(*code),
+                Err(CallError::Transport(_)) => None,
+            };
+            metrics.member_request(cluster, verb, code, started.elapsed());
         }
+        result
     }
 
     /// The object, or `None` when the member has none.

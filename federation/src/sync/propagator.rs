@@ -112,7 +112,15 @@ async fn run(registry: Registry, config: MemberConfig) {
         records: WorkQueue::new(),
         placements,
         snapshots: Default::default(),
+        metrics: Arc::default(),
+        pending: Default::default(),
     });
+    let fleet = crate::metrics::FleetCollector::new(&shared);
+    shared
+        .registry
+        .instance()
+        .metrics()
+        .attach(shared.metrics.registry(fleet));
     let mut cluster_notices = clusters.subscription();
     let mut secret_notices = secrets.subscription();
     let mut crd_notices = crds.subscription();
@@ -689,6 +697,10 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), skein_apiserver:
         previous: &previous_set,
     };
     let decision = scheduler::schedule(&input);
+    shared.metrics.decided(
+        !decision.is_unschedulable(),
+        decision.excluded.values().map(scheduler::Exclusion::reason),
+    );
     let scheduling = scheduler::record::scheduling_of(&placement, total);
     // Job completions are split like parallelism.
     let completions: BTreeMap<String, i64> =
@@ -807,6 +819,7 @@ fn render_for(
 /// Stores the plan and queues the object on every cluster it concerns.
 fn dispatch(shared: &Shared, id: &ObjId, plan: Plan) {
     let clusters: Vec<String> = plan.copies.keys().cloned().collect();
+    shared.planned(id, &plan);
     shared.set_plan(id, plan);
     for c in clusters {
         if let Some(s) = shared.syncer(&c) {

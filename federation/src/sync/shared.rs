@@ -121,6 +121,9 @@ impl Kinds {
     }
 }
 
+/// A copy's planned generation and when it was planned.
+pub type Since = (i64, std::time::Instant);
+
 /// What the federation wants on one cluster.
 #[derive(Clone, Debug)]
 pub enum Desired {
@@ -253,6 +256,12 @@ pub struct Shared {
     /// What each Cluster reads as for the scheduler, by name, with the
     /// `resourceVersion` it was read at (see [`Shared::cluster_snapshots`]).
     pub snapshots: Mutex<HashMap<String, (String, ClusterSnapshot)>>,
+    /// The federation's metrics.
+    pub metrics: Arc<crate::metrics::FederationMetrics>,
+    /// Per object and cluster, the generation of a copy planned and not
+    /// accepted yet, and since when: the start of its submit-to-applied
+    /// time ([`Shared::planned`], [`Shared::set_copy_state`]).
+    pub pending: Mutex<HashMap<ObjId, BTreeMap<String, Since>>>,
 }
 
 /// How long a change waits before it is recorded, so that the changes of
@@ -266,7 +275,7 @@ pub const RECORD_DELAY: std::time::Duration = std::time::Duration::from_millis(1
 /// a status change adds to what users read.
 pub const STATUS_RECORD_DELAY: std::time::Duration = std::time::Duration::from_millis(500);
 
-pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
@@ -335,6 +344,48 @@ impl Shared {
     pub fn forget(&self, id: &ObjId) {
         lock(&self.plans).remove(id);
         lock(&self.copies).remove(id);
+        lock(&self.pending).remove(id);
+    }
+
+    /// Notes that `plan` wants a copy of `id` on each of `clusters`: a
+    /// copy not yet accepted at the plan's generation starts its
+    /// submit-to-applied clock (kept when it already runs for that
+    /// generation).
+    pub fn planned(&self, id: &ObjId, plan: &Plan) {
+        let wanted: Vec<&String> = plan
+            .copies
+            .iter()
+            .filter(|(_, d)| matches!(d, Desired::Copy(_)))
+            .map(|(c, _)| c)
+            .collect();
+        let accepted: Vec<bool> = {
+            let copies = lock(&self.copies);
+            let states = copies.get(id);
+            wanted
+                .iter()
+                .map(|c| {
+                    states.and_then(|s| s.get(*c)).is_some_and(|s| {
+                        matches!(s.state, State::Applied | State::Ready)
+                            && s.applied_generation == Some(plan.generation)
+                            && s.uid == plan.uid
+                    })
+                })
+                .collect()
+        };
+        let now = std::time::Instant::now();
+        let mut pending = lock(&self.pending);
+        let entry = pending.entry(id.clone()).or_default();
+        entry.retain(|c, _| wanted.contains(&c));
+        for (c, done) in wanted.into_iter().zip(accepted) {
+            if done {
+                entry.remove(c);
+            } else if entry.get(c).is_none_or(|(g, _)| *g != plan.generation) {
+                entry.insert(c.clone(), (plan.generation, now));
+            }
+        }
+        if entry.is_empty() {
+            pending.remove(id);
+        }
     }
 
     /// The copy state of `id` on `cluster`.
@@ -345,6 +396,20 @@ impl Shared {
     /// Sets the copy state of `id` on `cluster`; tells the recorder when it
     /// changed.
     pub fn set_copy_state(&self, id: &ObjId, cluster: &str, state: CopyState) {
+        if let (State::Applied | State::Ready, Some(g)) = (state.state, state.applied_generation) {
+            let mut pending = lock(&self.pending);
+            if let Some(entry) = pending.get_mut(id)
+                && let Some((want, since)) = entry.get(cluster).copied()
+                && want <= g
+            {
+                entry.remove(cluster);
+                if entry.is_empty() {
+                    pending.remove(id);
+                }
+                drop(pending);
+                self.metrics.propagated(cluster, since.elapsed());
+            }
+        }
         let changed = {
             let mut copies = lock(&self.copies);
             let states = copies.entry(id.clone()).or_default();
@@ -369,6 +434,15 @@ impl Shared {
             }
             removed
         };
+        {
+            let mut pending = lock(&self.pending);
+            if let Some(entry) = pending.get_mut(id) {
+                entry.remove(cluster);
+                if entry.is_empty() {
+                    pending.remove(id);
+                }
+            }
+        }
         if removed {
             self.record(id);
         }
