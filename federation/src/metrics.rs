@@ -26,7 +26,6 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
-use serde_json::Value;
 
 use crate::sync::shared::Shared;
 
@@ -253,19 +252,6 @@ impl std::fmt::Debug for FleetCollector {
     }
 }
 
-/// Whether a Cluster object's `Ready` condition is `True`.
-fn is_ready(cluster: &Value) -> bool {
-    cluster
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .is_some_and(|cs| {
-            cs.iter().any(|c| {
-                c.get("type").and_then(Value::as_str) == Some("Ready")
-                    && c.get("status").and_then(Value::as_str) == Some("True")
-            })
-        })
-}
-
 fn gauge<L: EncodeLabelSet>(
     encoder: &mut DescriptorEncoder,
     name: &str,
@@ -307,7 +293,7 @@ impl Collector for FleetCollector {
                     ClusterLabels {
                         cluster: skein_apiserver::registry::object::name(c).to_owned(),
                     },
-                    i64::from(is_ready(c)),
+                    i64::from(crate::scheduler::snapshot::cluster_ready(c)),
                 )
             }),
         )?;
@@ -386,16 +372,5 @@ mod tests {
         assert!(out.contains(
             "skein_federation_member_request_duration_seconds_count{cluster=\"us\",verb=\"GET\",code=\"error\"} 1"
         ));
-    }
-
-    #[test]
-    fn readiness_is_the_ready_condition() {
-        let ready = serde_json::json!({"status": {"conditions": [
-            {"type": "Ready", "status": "True"}]}});
-        let not = serde_json::json!({"status": {"conditions": [
-            {"type": "Ready", "status": "False"}]}});
-        assert!(is_ready(&ready));
-        assert!(!is_ready(&not));
-        assert!(!is_ready(&serde_json::json!({})));
     }
 }

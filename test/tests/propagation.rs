@@ -776,6 +776,29 @@ async fn member_outage() {
         (got == [Some(3), Some(3)]).then_some(())
     })
     .await;
+    // While it is not Ready, the syncer of the lost member waits: no
+    // request to it, no retry (its probes go on).
+    let calls_to_ap = || {
+        let metrics =
+            String::from_utf8_lossy(&f.fed.kubectl(&k, &["get", "--raw", "/metrics"]).stdout)
+                .into_owned();
+        metrics
+            .lines()
+            .filter(|l| {
+                (l.starts_with("skein_federation_member_request_duration_seconds_count{")
+                    || l.starts_with("skein_federation_sync_retries_total{"))
+                    && l.contains("cluster=\"ap\"")
+            })
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum::<f64>()
+    };
+    let before = calls_to_ap();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(
+        calls_to_ap(),
+        before,
+        "the syncer called or retried the unreachable member"
+    );
     // The member comes back: everything converges.
     f.member_mut("ap").run().await;
     f.wait_cluster("ap", Duration::from_secs(30), skein_tests::member::is_ready)

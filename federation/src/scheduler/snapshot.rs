@@ -235,11 +235,34 @@ fn quantity(v: &Value) -> Option<Quantity> {
     }
 }
 
+/// Whether a Cluster object's `Ready` condition is `True` (the probes
+/// reach its member), without reading anything else of it.
+pub fn cluster_ready(cluster: &Value) -> bool {
+    cluster
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|cs| {
+            cs.iter().any(|c| {
+                c.get("type").and_then(Value::as_str) == Some("Ready")
+                    && c.get("status").and_then(Value::as_str) == Some("True")
+            })
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn readiness_is_the_ready_condition() {
+        assert!(cluster_ready(&json!({"status": {"conditions": [
+            {"type": "Ready", "status": "True"}]}})));
+        assert!(!cluster_ready(&json!({"status": {"conditions": [
+            {"type": "Ready", "status": "False"}]}})));
+        assert!(!cluster_ready(&json!({})));
+    }
 
     #[test]
     fn what_a_cluster_also_serves_counts_once_its_inventory_is_known() {

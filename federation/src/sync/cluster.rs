@@ -91,6 +91,10 @@ pub struct ClusterSyncer {
     /// Which resources' copies have been listed, and the objects whose
     /// sync waits for that: see [`Listing`].
     listing: Mutex<Listing>,
+    /// Whether the Cluster is Ready (its probes reach the member): while
+    /// it is not, workers and watch loops wait instead of retrying, so a
+    /// member that stays unreachable costs nothing beyond its probes.
+    reachable: tokio::sync::watch::Sender<bool>,
     /// How many resources the syncer watches: one watch loop for each
     /// index of [`Shared::kinds`] below it.
     watched: Mutex<usize>,
@@ -115,6 +119,10 @@ impl ClusterSyncer {
         fingerprint: String,
         client: kube::Client,
     ) -> Arc<ClusterSyncer> {
+        let reachable = shared
+            .clusters
+            .get(&ObjectKey::new("", name))
+            .is_some_and(|c| crate::scheduler::snapshot::cluster_ready(&c));
         let syncer = Arc::new(ClusterSyncer {
             name: name.to_owned(),
             fingerprint,
@@ -127,6 +135,7 @@ impl ClusterSyncer {
             tasks: Mutex::default(),
             listed: std::sync::atomic::AtomicUsize::new(0),
             listing: Mutex::default(),
+            reachable: tokio::sync::watch::Sender::new(reachable),
             watched: Mutex::new(0),
         });
         let mut tasks = Vec::new();
@@ -140,6 +149,17 @@ impl ClusterSyncer {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = tasks;
         syncer.follow_kinds(shared);
         syncer
+    }
+
+    /// Tells the syncer whether its Cluster is Ready (see
+    /// [`ClusterSyncer::start`]'s `reachable`); called on every Cluster
+    /// change.
+    pub fn set_reachable(&self, ready: bool) {
+        self.reachable.send_if_modified(|r| {
+            let changed = *r != ready;
+            *r = ready;
+            changed
+        });
     }
 
     /// How many objects wait in this syncer's queue.
@@ -359,7 +379,9 @@ async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>,
         };
         let Some(s) = syncer.upgrade() else { return };
         let api = s.api.clone();
+        let mut reachable = s.reachable.subscribe();
         drop(s);
+        let _ = reachable.wait_for(|r| *r).await;
         let listed = api.list(&res, &selector()).await;
         let (items, mut rv) = match listed {
             Ok(x) => x,
@@ -435,7 +457,9 @@ async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>,
         loop {
             let Some(s) = syncer.upgrade() else { return };
             let api = s.api.clone();
+            let mut reachable = s.reachable.subscribe();
             drop(s);
+            let _ = reachable.wait_for(|r| *r).await;
             if shared
                 .kinds
                 .get(kind)
@@ -519,6 +543,12 @@ async fn work_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>) 
             None => return,
         };
         let item = queue.next().await;
+        let Some(s) = syncer.upgrade() else { return };
+        // An unreachable member's objects wait here (the item held, so it
+        // is neither lost nor retried) until its Cluster is Ready again.
+        let mut reachable = s.reachable.subscribe();
+        drop(s);
+        let _ = reachable.wait_for(|r| *r).await;
         let Some(s) = syncer.upgrade() else { return };
         match s.sync(&shared, item.key()).await {
             Ok(()) => drop(item),

@@ -157,6 +157,15 @@ async fn run(registry: Registry, config: MemberConfig) {
             n = cluster_notices.next() => match n {
                 Some(n) => {
                     reconcile_syncers(&shared, &secrets).await;
+                    match &n {
+                        Notice::Applied(c) => tell_reachability(&shared, c),
+                        Notice::Deleted(_) => {}
+                        Notice::Resync => {
+                            for c in shared.clusters.list(|_| true) {
+                                tell_reachability(&shared, &c);
+                            }
+                        }
+                    }
                     // Probes rewrite a Cluster's status every period: only
                     // what the scheduler reads re-plans every object.
                     let changed = match &n {
@@ -186,6 +195,14 @@ async fn run(registry: Registry, config: MemberConfig) {
                 None => return,
             },
         }
+    }
+}
+
+/// Tells the syncer of `cluster` whether it is Ready, so the syncer of an
+/// unreachable member waits instead of retrying.
+fn tell_reachability(shared: &Shared, cluster: &Value) {
+    if let Some(s) = shared.syncer(object::name(cluster)) {
+        s.set_reachable(crate::scheduler::snapshot::cluster_ready(cluster));
     }
 }
 
