@@ -16,6 +16,8 @@
 //! - `bench members`: one federation probing 50 member processes.
 //! - `bench propagation`: one federation fanning Deployments out to 3 and
 //!   10 member processes.
+//! - `bench fleet`: one federation with 10, 50 and 100 members that store
+//!   copies and 10,000 objects (scale, restart, a member lost).
 
 /// The same allocator as the `skein` binary, so that the storage column and
 /// the bare server run on what Skein runs on.
@@ -28,6 +30,7 @@ mod cache;
 mod client;
 mod cluster;
 mod custom;
+mod fleet;
 mod measure;
 mod members;
 mod patch;
@@ -72,6 +75,15 @@ enum Command {
     /// processes: time to applied and ready, latency, fan-out rate, member
     /// requests, federation CPU and RSS. Needs `$SKEIN_BIN`.
     Propagation(propagation::Args),
+    /// One federation with 10, 50 and 100 members that store copies, and
+    /// 10,000 objects: paced and burst submit-to-applied, RSS, CPU and
+    /// requests per object, restart, a member lost and rejoining (issue
+    /// 31's scale table). Needs `$SKEIN_BIN`.
+    Fleet(fleet::Args),
+    /// The members of `bench fleet`, served by one process (started by
+    /// it; not for direct use).
+    #[command(hide = true)]
+    FleetHost(fleet::HostArgs),
     /// The bare server of `bench api` (started by it; not for direct use).
     #[command(hide = true)]
     BareServer(bare::Args),
@@ -91,6 +103,8 @@ fn main() -> anyhow::Result<()> {
         Command::Patch(args) => runtime.block_on(patch::run(args)),
         Command::Members(args) => runtime.block_on(members::run(args)),
         Command::Propagation(args) => runtime.block_on(propagation::run(args)),
+        Command::Fleet(args) => runtime.block_on(fleet::run(args)),
+        Command::FleetHost(args) => runtime.block_on(fleet::host(args)),
         Command::BareServer(args) => runtime.block_on(bare::serve(args)),
     }
 }

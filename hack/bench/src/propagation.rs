@@ -691,7 +691,9 @@ async fn member_requests(apis: &[Https]) -> anyhow::Result<u64> {
 /// The store writes `api`'s server made so far: the sum of its
 /// `etcd_request_duration_seconds_count` samples for create, update and
 /// delete operations.
-async fn store_writes(api: &Https) -> anyhow::Result<std::collections::BTreeMap<String, u64>> {
+pub(crate) async fn store_writes(
+    api: &Https,
+) -> anyhow::Result<std::collections::BTreeMap<String, u64>> {
     let body = api
         .expect(200, Method::GET, "/metrics", None)
         .await
@@ -721,7 +723,7 @@ async fn store_writes(api: &Https) -> anyhow::Result<std::collections::BTreeMap<
 
 /// The sum of `apiserver_request_total` samples with a non-empty
 /// `resource` label in a Prometheus text exposition.
-fn resource_requests(metrics: &str) -> u64 {
+pub(crate) fn resource_requests(metrics: &str) -> u64 {
     metrics
         .lines()
         .filter_map(|l| l.strip_prefix("apiserver_request_total{"))
@@ -740,7 +742,7 @@ fn resource_requests(metrics: &str) -> u64 {
 
 /// The `q` quantile (0..=1) of `values`, where `None` (never happened)
 /// counts as larger than any value; `None` if the quantile falls on one.
-fn quantile(values: &[Option<f64>], q: f64) -> Option<f64> {
+pub(crate) fn quantile(values: &[Option<f64>], q: f64) -> Option<f64> {
     if values.is_empty() {
         return None;
     }
@@ -752,7 +754,7 @@ fn quantile(values: &[Option<f64>], q: f64) -> Option<f64> {
 }
 
 /// Waits until `n` Clusters are Ready and list their served resources.
-async fn wait_usable(api: &Https, n: usize, limit: Duration) -> anyhow::Result<()> {
+pub(crate) async fn wait_usable(api: &Https, n: usize, limit: Duration) -> anyhow::Result<()> {
     let deadline = Instant::now() + limit;
     loop {
         let body = api
