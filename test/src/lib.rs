@@ -23,7 +23,11 @@
 //!   federation and a member (latency, resets, black hole, cuts).
 //! - [`invariants::check`]: the federation's invariants after faults,
 //!   computed from the placement annotations (the chaos run's checker).
+//! - [`proxied::Proxied`]: a federation whose members sit behind fault
+//!   proxies; [`chaos::Chaos`]: the seeded chaos driver of the short test
+//!   and the long benchmark.
 
+pub mod chaos;
 pub mod cli;
 pub mod etcd;
 pub mod fault;
