@@ -3,8 +3,8 @@
 //! image changes, Cluster label changes, unjoins and joins, proxy faults,
 //! members wiped while away and SIGKILLs of the federation, against four
 //! members; then every fault stops and the federation must settle with
-//! every invariant of [`skein_tests::invariants`] holding and nothing an
-//! acknowledged write did lost. `SKEIN_CHAOS_SEED` replays a run (the seed
+//! every invariant of [`skein_tests::invariants`] holding, nothing an
+//! acknowledged write did lost, and every repeated Event aggregated. `SKEIN_CHAOS_SEED` replays a run (the seed
 //! is printed).
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -41,6 +41,8 @@ async fn chaos_then_every_invariant_holds() {
         report.errors.is_empty() && report.violations.is_empty(),
         "seed {seed}:\n{text}"
     );
+    // No Event storm: every repeat was a count bump.
+    assert!(report.event_repeats.is_empty(), "seed {seed}:\n{text}");
     assert!(
         report.steps.get("sigkill-federation").copied().unwrap_or(0) >= 2,
         "the run must kill the federation: {text}"

@@ -91,7 +91,8 @@ async fn converged(p: &Proxied, timeout: Duration) -> Duration {
     let views = p.views();
     let namespaces = vec!["default".to_owned()];
     loop {
-        let v = invariants::check(&api, &views, &namespaces).await;
+        let mut v = invariants::check(&api, &views, &namespaces).await;
+        v.extend(invariants::event_repeats(&api).await);
         if v.is_empty() {
             return start.elapsed();
         }
