@@ -16,6 +16,8 @@
 //! - `bench members`: one federation probing 50 member processes.
 //! - `bench propagation`: one federation fanning Deployments out to 3 and
 //!   10 member processes.
+//! - `bench chaos`: the long chaos run (faults, SIGKILLs, invariants) with
+//!   the federation's RSS and threads sampled.
 
 /// The same allocator as the `skein` binary, so that the storage column and
 /// the bare server run on what Skein runs on.
@@ -25,6 +27,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod api;
 mod bare;
 mod cache;
+mod chaos;
 mod client;
 mod cluster;
 mod custom;
@@ -72,6 +75,11 @@ enum Command {
     /// processes: time to applied and ready, latency, fan-out rate, member
     /// requests, federation CPU and RSS. Needs `$SKEIN_BIN`.
     Propagation(propagation::Args),
+    /// The long chaos run of issue 31: random writes, joins, unjoins,
+    /// proxy faults, wiped members and SIGKILLs of the federation for
+    /// `--minutes`, then the invariants, and the federation's RSS and
+    /// threads over the first and last 10 minutes. Needs `$SKEIN_BIN`.
+    Chaos(chaos::Args),
     /// The bare server of `bench api` (started by it; not for direct use).
     #[command(hide = true)]
     BareServer(bare::Args),
@@ -91,6 +99,7 @@ fn main() -> anyhow::Result<()> {
         Command::Patch(args) => runtime.block_on(patch::run(args)),
         Command::Members(args) => runtime.block_on(members::run(args)),
         Command::Propagation(args) => runtime.block_on(propagation::run(args)),
+        Command::Chaos(args) => runtime.block_on(chaos::run(args)),
         Command::BareServer(args) => runtime.block_on(bare::serve(args)),
     }
 }
