@@ -235,6 +235,19 @@ async fn get(api: &Api, path: &str, out: &mut Vec<String>, what: &str) -> Option
     }
 }
 
+/// A federated object: `(kind, namespace, name)`.
+type Key = (String, String, String);
+
+/// What the copies of one federated object must be.
+struct Expected {
+    uid: String,
+    content: Value,
+    replicas: Option<i64>,
+    divided: bool,
+    /// The clusters placement puts it on.
+    clusters: BTreeSet<String>,
+}
+
 /// Checks every invariant over `namespaces` (see the module
 /// documentation); returns the violations, empty when all hold.
 pub async fn check(fed: &Api, members: &[MemberView], namespaces: &[String]) -> Vec<String> {
@@ -279,10 +292,7 @@ pub async fn check(fed: &Api, members: &[MemberView], namespaces: &[String]) -> 
         }
     }
     // The federated objects, and their expected copies.
-    // (kind, ns, name) -> (uid, content, replicas, divided, expected)
-    type Key = (String, String, String);
-    let mut expected: BTreeMap<Key, (String, Value, Option<i64>, bool, BTreeSet<String>)> =
-        BTreeMap::new();
+    let mut expected: BTreeMap<Key, Expected> = BTreeMap::new();
     for ns in namespaces {
         let Some(nso) = get(
             fed,
@@ -329,13 +339,13 @@ pub async fn check(fed: &Api, members: &[MemberView], namespaces: &[String]) -> 
                 }
                 expected.insert(
                     (kind.to_owned(), ns.clone(), name),
-                    (
-                        meta(&o, "uid").to_owned(),
-                        content(kind, &o),
+                    Expected {
+                        uid: meta(&o, "uid").to_owned(),
+                        content: content(kind, &o),
                         replicas,
-                        div,
-                        want,
-                    ),
+                        divided: div,
+                        clusters: want,
+                    },
                 );
             }
         }
@@ -354,7 +364,14 @@ pub async fn check(fed: &Api, members: &[MemberView], namespaces: &[String]) -> 
                 for copy in items(&list) {
                     let key = (kind.to_owned(), ns.clone(), meta(&copy, "name").to_owned());
                     let what = format!("{kind} {ns}/{} on {}", key.2, m.name);
-                    let Some((uid, body, replicas, div, want)) = expected.get(&key) else {
+                    let Some(Expected {
+                        uid,
+                        content: body,
+                        replicas,
+                        divided: div,
+                        clusters: want,
+                    }) = expected.get(&key)
+                    else {
                         out.push(format!("{what}: a managed copy without a federated owner"));
                         continue;
                     };
@@ -389,7 +406,8 @@ pub async fn check(fed: &Api, members: &[MemberView], namespaces: &[String]) -> 
             }
         }
     }
-    for (key, (_, _, replicas, div, want)) in &expected {
+    for (key, e) in &expected {
+        let (replicas, div, want) = (&e.replicas, &e.divided, &e.clusters);
         for c in want {
             if !seen.contains(&(key.clone(), c.clone())) {
                 out.push(format!("{} {}/{}: no copy on {c}", key.0, key.1, key.2));
