@@ -32,6 +32,7 @@ pub mod cli;
 pub mod etcd;
 pub mod fault;
 pub mod http;
+pub mod http_fault;
 pub mod in_process;
 pub mod invariants;
 pub mod kubectl;

@@ -1,7 +1,8 @@
 //! Faults between the federation and its members (issue 31): each member
 //! behind a [`FaultProxy`] (latency, resets, a member that never answers,
-//! a partition that also cuts open watches), and a member whose store is
-//! wiped while it is away. The assertions are what users see: the member
+//! a partition that also cuts open watches), a member whose store is
+//! wiped while it is away, and a member answering 500/429/503 (an
+//! [`HttpFaultProxy`]). The assertions are what users see: the member
 //! copies read through each member's own API, the Clusters' Ready
 //! condition, and [`invariants::check`] (copies exactly where placement
 //! says, Placements truthful) once the fault is lifted. Timings are
@@ -13,9 +14,12 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use skein_tests::fault::{CONNECT_TIMEOUT, Fault, FaultProxy};
 use skein_tests::http::Api;
-use skein_tests::invariants::{self, member_api};
+use skein_tests::http_fault::{HttpFault, HttpFaultProxy};
+use skein_tests::invariants::{self, MemberView, member_api};
 use skein_tests::kubectl_binaries;
-use skein_tests::proxied::{Proxied, wipe};
+use skein_tests::member::{Federation, Member, is_ready};
+use skein_tests::proxied::{FAST_HEALTH, Proxied, wipe};
+use skein_tests::server::Server;
 
 /// The grace period of [`skein_tests::proxied::FAST_HEALTH`].
 const GRACE: Duration = Duration::from_secs(4);
@@ -326,6 +330,142 @@ async fn partition_replans_and_a_wiped_member_recovers() {
         t_back.duration_since(t),
         t_back.elapsed()
     );
+}
+
+/// A member whose API answers 503, 429 (with `Retry-After`) or 500
+/// instead of serving (an HTTP fault proxy that terminates TLS with the
+/// member's own certificate): its copies wait, its Placement lines say
+/// `Failed`, the other members are not delayed; with the probes failing
+/// too it turns not Ready; once it serves again everything converges.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_errors_from_one_member() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let k = kubectl();
+    let fed = Server::start(&dir.path().join("federation"), &FAST_HEALTH).await;
+    let mut members = Vec::new();
+    for n in ["a", "b", "c"] {
+        members.push((n.to_owned(), Member::start(&dir.path().join(n), &[]).await));
+    }
+    let c_dir = members[2].1.kubeconfig_path();
+    let http = HttpFaultProxy::start(c_dir.parent().expect("the data dir"), members[2].1.port)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let joined: Vec<(&str, String)> = members
+        .iter()
+        .map(|(n, m)| {
+            let kc = m.kubeconfig();
+            (n.as_str(), if n == "c" { http.kubeconfig(&kc) } else { kc })
+        })
+        .collect();
+    skein_tests::member::join(&k, &fed, &joined);
+    let f = Federation { fed, members };
+    for n in ["a", "b", "c"] {
+        f.wait_cluster(n, Duration::from_secs(30), |c| {
+            is_ready(c) && c.pointer("/status/servedResources").is_some()
+        })
+        .await;
+    }
+    let api = Api::new(&f.fed);
+    let apis: Vec<Api> = ["a", "b", "c"]
+        .iter()
+        .map(|n| member_api(f.member(n)))
+        .collect();
+    let views: Vec<MemberView> = ["a", "b", "c"]
+        .iter()
+        .zip(&apis)
+        .map(|(n, a)| MemberView {
+            name: (*n).to_owned(),
+            api: a.clone(),
+            joined: true,
+        })
+        .collect();
+    let namespaces = vec!["default".to_owned()];
+    for (round, (code, probes)) in [(500, false), (503, false), (429, false), (500, true)]
+        .into_iter()
+        .enumerate()
+    {
+        http.set(HttpFault::Status { code, probes });
+        let t = Instant::now();
+        if probes {
+            f.wait_cluster("c", Duration::from_secs(15), |c| !is_ready(c))
+                .await;
+            println!(
+                "{code} on every request of c: not Ready after {:?}",
+                t.elapsed()
+            );
+        }
+        let batch = names(&format!("http-{round}-{code}"), 3);
+        let t = Instant::now();
+        create_configmaps(&api, &batch).await;
+        let held = |i: usize| holds(&apis[i], &batch);
+        while !(held(0).await && held(1).await) {
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "{code}: not on a and b"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let t_others = t.elapsed();
+        assert!(!held(2).await, "{code}: the proxy let a write through");
+        // The Placement tells why c has no copy (a 500 on the probes
+        // makes c not Ready: then it is simply not chosen).
+        if !probes {
+            let path = format!(
+                "/apis/federation.skein.io/v1alpha1/namespaces/default/placements/configmap-{}",
+                batch[0]
+            );
+            loop {
+                let r = api.get(&path).await;
+                let p = if r.status == 200 {
+                    r.json()
+                } else {
+                    Value::Null
+                };
+                let line = p
+                    .pointer("/status/clusters")
+                    .and_then(Value::as_array)
+                    .and_then(|ls| ls.iter().find(|l| l["name"] == "c").cloned());
+                // The federation's client retries 503 and 429 (as
+                // client-go does) until its call times out; a 500 fails at
+                // once with the member's message.
+                if line.as_ref().is_some_and(|l| {
+                    l["state"] == "Failed"
+                        && (code != 500
+                            || l["message"]
+                                .as_str()
+                                .is_some_and(|m| m.contains("injected")))
+                }) {
+                    println!("{code}: c's Placement line {}", line.unwrap_or_default());
+                    break;
+                }
+                assert!(
+                    t.elapsed() < Duration::from_secs(20),
+                    "{code}: c's line is not Failed: {line:?}"
+                );
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+        http.set(HttpFault::None);
+        let t = Instant::now();
+        loop {
+            let mut v = invariants::check(&api, &views, &namespaces).await;
+            v.extend(invariants::event_repeats(&api).await);
+            if v.is_empty() {
+                break;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "{code} lifted: not converged:\n{}",
+                v.join("\n")
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        println!(
+            "{code} from c (probes too: {probes}): a and b in {t_others:?}; converged {:?} \
+             after it was lifted ({} answers made up)",
+            t.elapsed(),
+            http.answered()
+        );
+    }
 }
 
 /// A proxy misconfigured (upstream not listening, a kubeconfig that does
