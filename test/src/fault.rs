@@ -392,4 +392,70 @@ mod tests {
             "{err}"
         );
     }
+
+    /// An echo server behind the proxy: round trips take the latency set,
+    /// a black hole holds the answer until lifted, a reset ends at once.
+    #[test]
+    fn faults_shape_the_bytes() {
+        use std::io::{Read, Write};
+        let echo = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let upstream = echo.local_addr().expect("addr");
+        std::thread::spawn(move || {
+            for s in echo.incoming() {
+                let Ok(mut s) = s else { return };
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 64];
+                    while let Ok(n) = s.read(&mut buf) {
+                        if n == 0 || s.write_all(&buf[..n]).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        let proxy = FaultProxy::start(upstream).expect("the echo server listens");
+        let round_trip = |s: &mut std::net::TcpStream| {
+            let t = Instant::now();
+            s.write_all(b"ping").expect("write");
+            let mut buf = [0u8; 4];
+            s.read_exact(&mut buf).map(|()| t.elapsed())
+        };
+        let mut s = std::net::TcpStream::connect(proxy.addr).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("timeout");
+        assert!(round_trip(&mut s).expect("echo") < Duration::from_millis(200));
+        proxy.set(Fault::Latency(Duration::from_millis(300)));
+        let rt = round_trip(&mut s).expect("echo");
+        assert!(
+            rt >= Duration::from_millis(300) && rt < Duration::from_secs(2),
+            "{rt:?}"
+        );
+        proxy.set(Fault::BlackHole);
+        let healer = {
+            let fault = proxy.shared.fault.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(500));
+                fault.send_replace(Fault::None);
+            })
+        };
+        let rt = round_trip(&mut s).expect("the answer comes once the hole is lifted");
+        assert!(rt >= Duration::from_millis(400), "{rt:?}");
+        healer.join().expect("healer");
+        proxy.set(Fault::Reset);
+        assert_eq!(proxy.cut(), 1);
+        let mut buf = [0u8; 4];
+        assert!(
+            matches!(s.read(&mut buf), Ok(0) | Err(_)),
+            "cut ends the connection"
+        );
+        let mut fresh = std::net::TcpStream::connect(proxy.addr).expect("connect");
+        fresh
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("timeout");
+        let _ = fresh.write_all(b"ping");
+        assert!(
+            matches!(fresh.read(&mut buf), Ok(0) | Err(_)),
+            "a reset connection"
+        );
+    }
 }
