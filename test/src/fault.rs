@@ -32,8 +32,8 @@
 //! [`FaultProxy::upstream_errors`]). Dropping the handle stops the proxy
 //! and closes every connection.
 //!
-//! Faults that need an HTTP answer (500/429/503) would require
-//! terminating TLS; they are not part of this proxy.
+//! Faults that need an HTTP answer (500/429/503) terminate TLS: see
+//! [`crate::http_fault`].
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
