@@ -19,14 +19,26 @@
 //!   and the Helm and Python clients ([`http::helm_binaries`],
 //!   [`http::python`]).
 //! - [`webhook::ConversionWebhook`]: a CRD conversion webhook on loopback.
+//! - [`fault::FaultProxy`]: a fault-injecting TCP proxy between the
+//!   federation and a member (latency, resets, black hole, cuts).
+//! - [`invariants::check`]: the federation's invariants after faults,
+//!   computed from the placement annotations (the chaos run's checker).
+//! - [`proxied::Proxied`]: a federation whose members sit behind fault
+//!   proxies; [`chaos::Chaos`]: the seeded chaos driver of the short test
+//!   and the long benchmark.
 
+pub mod chaos;
 pub mod cli;
 pub mod etcd;
+pub mod fault;
 pub mod http;
+pub mod http_fault;
 pub mod in_process;
+pub mod invariants;
 pub mod kubectl;
 pub mod member;
 pub mod oidc;
+pub mod proxied;
 pub mod server;
 pub mod webhook;
 

@@ -7,12 +7,15 @@
 //! the federation's and the simulator's).
 //!
 //! [`event`] is pure (time passed in as a [`Stamp`]); [`record`] writes one
-//! through the registry.
+//! through the registry, aggregated as upstream's recorder does: a repeat
+//! (same source, involved object, type, reason and message) bumps the
+//! first Event's `count` and `lastTimestamp` instead of creating another,
+//! so its stored name is [`aggregation_name`] rather than the stamp's.
 
 use serde_json::{Map, Value, json};
 
 use crate::registry::object;
-use crate::registry::{Registry, WriteOptions, resource};
+use crate::registry::{Registry, Target, WriteOptions, resource};
 use crate::status::ApiError;
 
 /// The object an Event is about (`involvedObject`).
@@ -150,7 +153,13 @@ pub fn event(
     })
 }
 
-/// Creates `event` in its namespace as `field_manager`.
+/// Records `event` in its namespace as `field_manager`, aggregated as
+/// upstream's recorder does (client-go `EventLogger`): an Event equal to
+/// one recorded before in source, involved object, type, reason and
+/// message is not created again; the first one gets `count` + 1 and the
+/// new `lastTimestamp`. The Event is therefore named after that key
+/// (`<object>.<hash of the key>`, [`aggregation_name`]), so repeats find it
+/// by name, across restarts and replicas.
 ///
 /// # Errors
 ///
@@ -158,21 +167,59 @@ pub fn event(
 /// it and go on (an Event is best effort, as with upstream's recorder).
 pub async fn record(
     registry: &Registry,
-    event: Value,
+    mut event: Value,
     field_manager: &str,
 ) -> Result<(), ApiError> {
     let Some(events) = resource::builtin("", "v1", "events") else {
         return Ok(());
     };
     let namespace = object::namespace(&event).to_owned();
+    let name = aggregation_name(&event);
+    event["metadata"]["name"] = json!(name);
+    let last = event.get("lastTimestamp").cloned().unwrap_or(Value::Null);
     let opts = WriteOptions {
         field_manager: field_manager.into(),
         ..WriteOptions::default()
     };
-    registry
-        .create(&events, &namespace, event, &opts)
-        .await
-        .map(|_| ())
+    match registry.create(&events, &namespace, event, &opts).await {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == crate::status::ErrorKind::AlreadyExists => registry
+            .update_with(&events, &namespace, &name, Target::Main, &opts, |current| {
+                let mut next = current.clone();
+                let count = current.get("count").and_then(Value::as_i64).unwrap_or(1);
+                next["count"] = json!(count.saturating_add(1));
+                next["lastTimestamp"] = last.clone();
+                Ok(next)
+            })
+            .await
+            .map(|_| ()),
+        Err(e) => Err(e),
+    }
+}
+
+/// `<involved object name>.<16 hex digits>`: FNV-1a over what makes two
+/// Events the same to upstream's recorder (source component and host,
+/// involved object, type, reason, message). Stable across processes.
+pub fn aggregation_name(event: &Value) -> String {
+    let text = |v: Option<&Value>| v.map(Value::to_string).unwrap_or_default();
+    let key = [
+        text(event.get("source")),
+        text(event.get("involvedObject")),
+        text(event.get("type")),
+        text(event.get("reason")),
+        text(event.get("message")),
+    ]
+    .join("\u{0}");
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in key.bytes() {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    let involved = event
+        .pointer("/involvedObject/name")
+        .and_then(Value::as_str)
+        .unwrap_or("event");
+    format!("{involved}.{hash:016x}")
 }
 
 #[cfg(test)]
@@ -216,6 +263,26 @@ mod tests {
         assert_eq!(e["count"], 1);
         assert_eq!(e["type"], "Warning");
         assert_eq!(e["reason"], "BackOff");
+    }
+
+    #[test]
+    fn repeats_share_a_name_and_differences_do_not() {
+        let pod = json!({"metadata": {"name": "web", "namespace": "ns", "uid": "u1"}});
+        let make = |reason: &str, message: &str, t: i64| {
+            event(
+                &Involved::of(&pod, "v1", "Pod").without_resource_version(),
+                "Warning",
+                reason,
+                message,
+                Source::component("kubelet"),
+                &Stamp::at(time::OffsetDateTime::UNIX_EPOCH + time::Duration::seconds(t)),
+            )
+        };
+        let first = aggregation_name(&make("BackOff", "m", 1));
+        assert!(first.starts_with("web."), "{first}");
+        assert_eq!(first, aggregation_name(&make("BackOff", "m", 2)));
+        assert_ne!(first, aggregation_name(&make("BackOff", "other", 1)));
+        assert_ne!(first, aggregation_name(&make("Failed", "m", 1)));
     }
 
     #[test]

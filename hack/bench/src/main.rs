@@ -18,6 +18,8 @@
 //!   10 member processes.
 //! - `bench fleet`: one federation with 10, 50 and 100 members that store
 //!   copies and 10,000 objects (scale, restart, a member lost).
+//! - `bench chaos`: the long chaos run (faults, SIGKILLs, invariants) with
+//!   the federation's RSS and threads sampled.
 
 /// The same allocator as the `skein` binary, so that the storage column and
 /// the bare server run on what Skein runs on.
@@ -27,6 +29,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod api;
 mod bare;
 mod cache;
+mod chaos;
 mod client;
 mod cluster;
 mod custom;
@@ -84,6 +87,11 @@ enum Command {
     /// it; not for direct use).
     #[command(hide = true)]
     FleetHost(fleet::HostArgs),
+    /// The long chaos run of issue 31: random writes, joins, unjoins,
+    /// proxy faults, wiped members and SIGKILLs of the federation for
+    /// `--minutes`, then the invariants, and the federation's RSS and
+    /// threads over the first and last 10 minutes. Needs `$SKEIN_BIN`.
+    Chaos(chaos::Args),
     /// The bare server of `bench api` (started by it; not for direct use).
     #[command(hide = true)]
     BareServer(bare::Args),
@@ -105,6 +113,7 @@ fn main() -> anyhow::Result<()> {
         Command::Propagation(args) => runtime.block_on(propagation::run(args)),
         Command::Fleet(args) => runtime.block_on(fleet::run(args)),
         Command::FleetHost(args) => runtime.block_on(fleet::host(args)),
+        Command::Chaos(args) => runtime.block_on(chaos::run(args)),
         Command::BareServer(args) => runtime.block_on(bare::serve(args)),
     }
 }
