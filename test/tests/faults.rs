@@ -358,6 +358,102 @@ async fn partition_replans_and_a_wiped_member_recovers() {
         t_back.duration_since(t),
         t_back.elapsed()
     );
+
+    // Again, but back at once, before the federation sees it not Ready:
+    // its syncer's watches resume on a store that went back in time, and
+    // it must notice (the member's version is behind its own) and list.
+    wipe(p.f.member_mut("c"));
+    p.f.member_mut("c").run().await;
+    let wiped = member_api(p.f.member("c"));
+    assert!(
+        !holds(&wiped, &during).await,
+        "the wiped member still holds its copies"
+    );
+    let t_back = Instant::now();
+    until_held(&p, &["c"], &during, t_back, Duration::from_secs(30)).await;
+    let t_conv = converged(&p, Duration::from_secs(30)).await;
+    println!(
+        "c wiped and back at once: its copies back {:?} after it restarted, invariants hold \
+         {t_conv:?} later",
+        t_back.elapsed()
+    );
+}
+
+/// A member unjoined while unreachable keeps its copies (it cannot be
+/// told), and nothing waits on it afterwards: its Placement lines go, and
+/// deleting an object it held is not held up by the cleanup finalizer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unjoining_an_unreachable_member_leaves_nothing_waiting() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let k = kubectl();
+    let p = Proxied::start(dir.path(), &k, &[], &[("a", ""), ("b", "")]).await;
+    let api = p.api();
+    let x = names("x", 1);
+    let t = Instant::now();
+    create_configmaps(&api, &x).await;
+    until_held(&p, &["a", "b"], &x, t, Duration::from_secs(30)).await;
+    p.proxy("b").set(Fault::Reset);
+    p.proxy("b").cut();
+    p.wait_ready("b", false, Duration::from_secs(15)).await;
+    api.delete("/apis/federation.skein.io/v1alpha1/clusters/b")
+        .await
+        .expect(200);
+    let gone = Instant::now();
+    loop {
+        let c = api
+            .get("/apis/federation.skein.io/v1alpha1/clusters/b")
+            .await;
+        if c.status == 404 {
+            break;
+        }
+        assert!(
+            gone.elapsed() < Duration::from_secs(30),
+            "Cluster b not released: {}",
+            c.status
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let placement = format!(
+        "/apis/federation.skein.io/v1alpha1/namespaces/default/placements/configmap-{}",
+        x[0]
+    );
+    let t = Instant::now();
+    loop {
+        let pl = api.get(&placement).await;
+        let lines: Vec<String> = pl.json()["status"]["clusters"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["name"].as_str().map(str::to_owned))
+            .collect();
+        if lines == ["a"] {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the Placement still lists {lines:?} after b was released"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    api.delete(&format!("/api/v1/namespaces/default/configmaps/{}", x[0]))
+        .await
+        .expect(200);
+    let t = Instant::now();
+    loop {
+        let r = api
+            .get(&format!("/api/v1/namespaces/default/configmaps/{}", x[0]))
+            .await;
+        if r.status == 404 {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the deleted ConfigMap is still there: {}",
+            r.json()["metadata"]
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    println!("deleted {:?} after b's release", t.elapsed());
 }
 
 /// A member whose API answers 503, 429 (with `Retry-After`) or 500

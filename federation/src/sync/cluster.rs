@@ -454,12 +454,21 @@ async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>,
                 shared.record(&id);
             }
         }
+        let mut rewatch = false;
         loop {
             let Some(s) = syncer.upgrade() else { return };
             let api = s.api.clone();
             let mut reachable = s.reachable.subscribe();
             drop(s);
             let _ = reachable.wait_for(|r| *r).await;
+            // Watching again (not straight after a list): a member whose
+            // store was replaced while away (wiped, restored) may accept
+            // a watch from a version it never had and show nothing. Its
+            // list's version behind ours says so: list again.
+            if rewatch && api.behind(&res, &selector(), &rv).await {
+                break;
+            }
+            rewatch = true;
             if shared
                 .kinds
                 .get(kind)

@@ -341,6 +341,29 @@ impl MemberApi {
         Ok((items, rv))
     }
 
+    /// Whether the member's current version of `res` (a list of at most
+    /// one object matching `selector`) is below `rv`: its store went back
+    /// (replaced while away). Unknown (no answer, versions not numbers)
+    /// reads as not behind.
+    pub async fn behind(&self, res: &ResourceInfo, selector: &str, rv: &str) -> bool {
+        let uri = format!(
+            "{}?labelSelector={}&limit=1",
+            path(res, "", None),
+            urlencode(selector)
+        );
+        let Ok(req) = request(Method::GET, &uri, None, Vec::new()) else {
+            return false;
+        };
+        let Ok(list) = self.call(req).await else {
+            return false;
+        };
+        let now = list
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+            .and_then(|v| v.parse::<u64>().ok());
+        matches!((now, rv.parse::<u64>().ok()), (Some(now), Some(ours)) if now < ours)
+    }
+
     /// Watches `res` (all namespaces) matching `selector` from `rv`, with
     /// bookmarks. The stream ends when the member closes it.
     pub async fn watch(

@@ -176,6 +176,7 @@ async fn run(registry: Registry, config: MemberConfig) {
                         }
                         Notice::Deleted(c) => {
                             fingerprints.remove(object::name(c));
+                            shared.forget_cluster(object::name(c));
                             true
                         }
                         Notice::Resync => true,
@@ -526,8 +527,22 @@ fn holders(shared: &Shared, id: &ObjId) -> BTreeSet<String> {
         .filter(|s| s.copy_of(id).is_some())
         .map(|s| s.name.clone())
         .collect();
+    // A cluster of the previous plan counts while it is still a Cluster:
+    // one released (unjoined while unreachable) keeps its copies and has
+    // no syncer to remove them, so nothing waits for it.
     if let Some(p) = shared.plan(id) {
-        out.extend(p.copies.keys().cloned());
+        out.extend(
+            p.copies
+                .keys()
+                .filter(|c| {
+                    shared.syncer(c).is_some()
+                        || shared
+                            .clusters
+                            .get(&ObjectKey::new("", c.as_str()))
+                            .is_some()
+                })
+                .cloned(),
+        );
     }
     out
 }

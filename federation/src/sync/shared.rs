@@ -347,6 +347,29 @@ impl Shared {
         lock(&self.pending).remove(id);
     }
 
+    /// Forgets every copy state and pending copy on `cluster` (its Cluster
+    /// is gone: what it holds is no longer the federation's to track), and
+    /// queues the objects it had for recording.
+    pub fn forget_cluster(&self, cluster: &str) {
+        let mut touched = Vec::new();
+        {
+            let mut copies = lock(&self.copies);
+            copies.retain(|id, states| {
+                if states.remove(cluster).is_some() {
+                    touched.push(id.clone());
+                }
+                !states.is_empty()
+            });
+        }
+        lock(&self.pending).retain(|_, entry| {
+            entry.remove(cluster);
+            !entry.is_empty()
+        });
+        for id in touched {
+            self.record(&id);
+        }
+    }
+
     /// Notes that `plan` wants a copy of `id` on each of `clusters`: a
     /// copy not yet accepted at the plan's generation starts its
     /// submit-to-applied clock (kept when it already runs for that
