@@ -173,7 +173,12 @@ struct Fleet {
     stdout: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
     dir: PathBuf,
     ports: Vec<u16>,
+    /// The fault proxy the federation reaches member [`SLOW`] through.
+    slow: Option<skein_tests::fault::FaultProxy>,
 }
+
+/// The member joined through a fault proxy (the slow member).
+const SLOW: usize = 1;
 
 impl Fleet {
     async fn start(count: usize, dir: &Path) -> anyhow::Result<Fleet> {
@@ -213,12 +218,22 @@ impl Fleet {
         })
         .await
         .with_context(|| format!("{count} members not ready within {deadline:?}"))??;
+        let slow = if count > SLOW {
+            let upstream = std::net::SocketAddr::from(([127, 0, 0, 1], ports[SLOW]));
+            Some(
+                skein_tests::fault::FaultProxy::start(upstream)
+                    .context("the slow member's proxy")?,
+            )
+        } else {
+            None
+        };
         Ok(Fleet {
             child,
             stdin,
             stdout,
             dir: dir.to_path_buf(),
             ports,
+            slow,
         })
     }
 
@@ -362,6 +377,9 @@ struct Outcome {
     cpu_seconds: f64,
     fed_writes: u64,
     member_requests: u64,
+    /// p99 of paced objects away from the slow member's region: without
+    /// and with it answering 500 ms late, and the p99 of those on it.
+    slow: Option<(Option<f64>, Option<f64>, Option<f64>)>,
     restart: Option<Restart>,
     loss: Option<Loss>,
 }
@@ -496,6 +514,47 @@ async fn run_one(args: &Args, n: usize) -> anyhow::Result<Outcome> {
                 .count()
         })
         .unwrap_or(0);
+
+    // The slow member: m1 (region r0) answers 500 ms late; paced objects
+    // away from r0 must keep their p99.
+    let mut slow = None;
+    let mut slow_objects: Vec<Obj> = Vec::new();
+    if let Some(proxy) = fleet.slow.as_ref().filter(|_| regions > 1) {
+        let away = |submits: &[(String, Result<Instant, String>)], on_r0: bool| {
+            let kept: Vec<(String, Result<Instant, String>)> = submits
+                .iter()
+                .filter(|(k, _)| k.starts_with("team-0/") == on_r0)
+                .cloned()
+                .collect();
+            quantile(&latencies(&kept), 0.99)
+        };
+        let base = away(&paced_submits, false);
+        eprintln!(
+            "  slow member: m{SLOW} answers 500 ms late; {paced} more objects at {}/s",
+            args.rate
+        );
+        proxy.set(skein_tests::fault::Fault::Latency(Duration::from_millis(
+            500,
+        )));
+        let more: Vec<Obj> = objects(paced, regions, n)
+            .into_iter()
+            .take(paced)
+            .map(|mut o| {
+                o.name = o.name.replacen("o-", "s-", 1);
+                o
+            })
+            .collect();
+        if let Ok(mut p) = progress.lock() {
+            for o in &more {
+                p.expected.insert(o.placement(), o.expect);
+            }
+        }
+        let slow_submits = submit(&api, &more, args.concurrency, args.rate).await;
+        wait_applied(&progress, &more, limit).await;
+        proxy.set(skein_tests::fault::Fault::None);
+        slow = Some((base, away(&slow_submits, false), away(&slow_submits, true)));
+        slow_objects = more;
+    }
     watch.abort();
 
     let mut restart = None;
@@ -512,7 +571,8 @@ async fn run_one(args: &Args, n: usize) -> anyhow::Result<Outcome> {
         fed.server = Server::start(&data, &extra).await;
         api = fed.client(Protocol::H2)?;
         fed_pid = fed.server.pid().context("the federation's pid")?;
-        let idle_after = wait_idle(&api, n, copies, t, limit).await?;
+        let all_copies = copies + slow_objects.iter().map(|o| o.expect).sum::<usize>();
+        let idle_after = wait_idle(&api, n, all_copies, t, limit).await?;
         // Anything late would show in the writes too.
         tokio::time::sleep(Duration::from_secs(5)).await;
         let writes = fleet_writes(&fleet, n).await? - before;
@@ -535,6 +595,7 @@ async fn run_one(args: &Args, n: usize) -> anyhow::Result<Outcome> {
         wait_ready(&api, "m0", true, limit).await?;
         let expected_m0 = all
             .iter()
+            .chain(&slow_objects)
             .filter(|o| o.ns == "team-0" || o.ns == "global")
             .count();
         let rejoined = wait_copies(&api, "m0", expected_m0, limit).await?;
@@ -569,6 +630,7 @@ async fn run_one(args: &Args, n: usize) -> anyhow::Result<Outcome> {
         cpu_seconds,
         fed_writes,
         member_requests,
+        slow,
         restart,
         loss,
     })
@@ -578,7 +640,13 @@ async fn run_one(args: &Args, n: usize) -> anyhow::Result<Outcome> {
 /// its region.
 async fn join(api: &Https, fleet: &Fleet, i: usize, regions: usize) -> anyhow::Result<()> {
     let name = format!("m{i}");
-    let kubeconfig = std::fs::read(fleet.kubeconfig(i)).context("a member's admin.kubeconfig")?;
+    let mut kubeconfig =
+        std::fs::read_to_string(fleet.kubeconfig(i)).context("a member's admin.kubeconfig")?;
+    if i == SLOW
+        && let Some(proxy) = &fleet.slow
+    {
+        kubeconfig = proxy.kubeconfig(&kubeconfig);
+    }
     let secret = json!({
         "apiVersion": "v1", "kind": "Secret",
         "metadata": {"name": format!("cluster-{name}-kubeconfig"), "namespace": "skein-system"},
@@ -1114,6 +1182,43 @@ fn render(args: &Args, outcomes: &[Outcome], total: Duration) -> String {
                 verdict(l.replanned_after.is_some_and(|d| d <= bound))
             );
         }
+    }
+    let _ = writeln!(
+        w,
+        "\nA slow member (m{SLOW}, region r0, reached through a proxy adding 500 ms to every \
+         answer) while {} objects/s more are created for {} s: p99 submit-to-applied of the \
+         objects away from r0, without and with it, and of those on r0.\n",
+        args.rate, args.paced_seconds
+    );
+    let _ = writeln!(
+        w,
+        "| members | away from r0: p99 without (s) | with the slow member (s) | ratio | on r0 (s) |\n|---:|---:|---:|---:|---:|"
+    );
+    for o in outcomes {
+        if let Some((base, with, on)) = o.slow {
+            let ratio = base.zip(with).map(|(b, w)| w / b);
+            let _ = writeln!(
+                w,
+                "| {} | {} | {} | {} | {} |",
+                o.members,
+                secs(base),
+                secs(with),
+                ratio.map_or("—".into(), |r| format!("{r:.2}×")),
+                secs(on)
+            );
+        }
+    }
+    if let Some(o) = outcomes.iter().max_by_key(|o| o.members)
+        && let Some((base, with, _)) = o.slow
+    {
+        let ratio = base.zip(with).map(|(b, w)| w / b);
+        let _ = writeln!(
+            w,
+            "\nAt {} members the others' p99 with the slow member is {} of it without (target ≤ 1.2×): {}.",
+            o.members,
+            ratio.map_or("—".into(), |r| format!("{r:.2}×")),
+            verdict(ratio.is_some_and(|r| r <= 1.2))
+        );
     }
     if let Some(e) = outcomes.iter().find_map(|o| o.first_error.as_ref()) {
         let n: usize = outcomes.iter().map(|o| o.create_errors).sum();
