@@ -149,6 +149,44 @@ async fn defaults_exist_and_kubectl_lists_them() {
             "{text}"
         );
     }
+    // A restart leaves the defaults as they are (nothing rewritten).
+    let versions = |list: &Value| -> Vec<(String, String)> {
+        let mut v: Vec<(String, String)> = list["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .map(|i| {
+                (
+                    i["metadata"]["name"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                    i["metadata"]["resourceVersion"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let before = (
+        versions(&api.get(FS).await.expect(200)),
+        versions(&api.get(PL).await.expect(200)),
+    );
+    let mut server = server;
+    server
+        .stop_with(nix::sys::signal::Signal::SIGTERM, Duration::from_secs(15))
+        .await;
+    let server = Server::start(&dir.path().join("data"), &[]).await;
+    let api = Api::new(&server);
+    let after = (
+        versions(&api.get(FS).await.expect(200)),
+        versions(&api.get(PL).await.expect(200)),
+    );
+    assert_eq!(before, after, "a restart rewrote a default object");
+
     // A deleted mandatory object comes back.
     api.delete(&format!("{FS}/catch-all")).await.expect(200);
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
@@ -161,6 +199,55 @@ async fn defaults_exist_and_kubectl_lists_them() {
             "catch-all was not recreated"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn invalid_objects_get_upstreams_422() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(&dir.path().join("data"), &[]).await;
+    let api = Api::new(&server);
+    let cases = [
+        (
+            PL,
+            json!({"metadata": {"name": "p"}, "spec": {"type": "Limited", "limited": {
+                "nominalConcurrencyShares": 5, "lendablePercent": 101, "limitResponse": {"type": "Reject"}}}}),
+            "PriorityLevelConfiguration.flowcontrol.apiserver.k8s.io \"p\" is invalid: \
+             spec.limited.lendablePercent: Invalid value: 101: must be between 0 and 100, inclusive",
+            "spec.limited.lendablePercent",
+        ),
+        (
+            PL,
+            json!({"metadata": {"name": "q"}, "spec": {"type": "Limited", "limited": {
+                "limitResponse": {"type": "Queue", "queuing": {"queues": 4, "handSize": 5, "queueLengthLimit": 1}}}}}),
+            "PriorityLevelConfiguration.flowcontrol.apiserver.k8s.io \"q\" is invalid: \
+             spec.limited.limitResponse.queuing.handSize: Invalid value: 5: should not be greater than queues (4)",
+            "spec.limited.limitResponse.queuing.handSize",
+        ),
+        (
+            FS,
+            json!({"metadata": {"name": "f"}, "spec": {"matchingPrecedence": 1,
+                "priorityLevelConfiguration": {"name": "global-default"},
+                "rules": [{"subjects": [{"kind": "Group", "group": {"name": "g"}}],
+                           "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/x"]}]}]}}),
+            "FlowSchema.flowcontrol.apiserver.k8s.io \"f\" is invalid: \
+             spec.matchingPrecedence: Invalid value: 1: only the schema named 'exempt' may have matchingPrecedence 1",
+            "spec.matchingPrecedence",
+        ),
+        (
+            FS,
+            json!({"metadata": {"name": "g"}, "spec": {"matchingPrecedence": 10,
+                "priorityLevelConfiguration": {"name": "global-default"},
+                "rules": [{"subjects": [{"kind": "Group", "group": {"name": "g"}}]}]}}),
+            "FlowSchema.flowcontrol.apiserver.k8s.io \"g\" is invalid: \
+             spec.rules[0]: Required value: at least one of resourceRules and nonResourceRules has to be non-empty",
+            "spec.rules[0]",
+        ),
+    ];
+    for (path, body, message, field) in cases {
+        let status = api.post(path, &body).await.expect_status(422, "Invalid");
+        assert_eq!(status["message"], message);
+        assert_eq!(status["details"]["causes"][0]["field"], field, "{status}");
     }
 }
 
