@@ -191,7 +191,11 @@ impl FlowControl {
             let reused = old
                 .levels
                 .iter()
-                .find(|e| e.level.name == name && e.level.uid == uid)
+                .find(|e| {
+                    e.level.name == name
+                        && e.level.uid == uid
+                        && (e.kind == Kind::Exempt) == (kind == Kind::Exempt)
+                })
                 .map(|e| e.level.clone());
             let level = match reused {
                 Some(level) => {

@@ -23,6 +23,7 @@
 //!   it.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -117,6 +118,11 @@ pub struct Level {
     pub uid: Option<HeaderValue>,
     /// Its series.
     pub metrics: LevelMetrics,
+    /// Whether it is `Exempt` (fixed: validation allows that type only
+    /// for the level named `exempt`, and no other type for it). An exempt
+    /// level counts in `exempt_executing` and never takes `state`'s lock.
+    exempt: bool,
+    exempt_executing: AtomicUsize,
     state: Mutex<State>,
 }
 
@@ -147,6 +153,8 @@ impl Level {
             name: name.to_owned(),
             uid,
             metrics,
+            exempt: kind == Kind::Exempt,
+            exempt_executing: AtomicUsize::new(0),
             state: Mutex::new(State {
                 kind,
                 limit,
@@ -209,13 +217,13 @@ impl Level {
     /// Admits, queues or rejects one request of a flow hashing to `hash`
     /// under FlowSchema series `metrics`.
     pub fn begin(self: &Arc<Self>, hash: u64, metrics: &Arc<SchemaMetrics>) -> Begin {
+        if self.exempt {
+            self.exempt_executing.fetch_add(1, Ordering::Relaxed);
+            return Begin::Run(Seat::granted(self.clone(), None, metrics.clone()));
+        }
         let mut s = self.lock();
         let queuing = match s.kind {
-            Kind::Exempt => {
-                s.executing += 1;
-                drop(s);
-                return Begin::Run(Seat::granted(self.clone(), None, metrics.clone()));
-            }
+            Kind::Exempt => None,
             Kind::Limited(q) => q,
         };
         if s.executing < s.limit && s.waiting == 0 {
@@ -263,6 +271,10 @@ impl Level {
     /// Frees one seat (of queue `queue`, when it came from one) and hands
     /// it out.
     fn release(&self, queue: Option<usize>) {
+        if self.exempt {
+            self.exempt_executing.fetch_sub(1, Ordering::Relaxed);
+            return;
+        }
         let mut s = self.lock();
         s.executing = s.executing.saturating_sub(1);
         if let Some(q) = queue.and_then(|q| s.queues.get_mut(q)) {
@@ -291,6 +303,9 @@ impl Level {
 
     /// Seats taken and requests waiting (for tests and the allocator).
     pub fn load(&self) -> (usize, usize) {
+        if self.exempt {
+            return (self.exempt_executing.load(Ordering::Relaxed), 0);
+        }
         let s = self.lock();
         (s.executing, s.waiting)
     }
