@@ -10,6 +10,7 @@
 #   hack/bench.sh patch --modes put    # only the modes the server supports
 #   hack/bench.sh members            # 50 member processes probed by one federation, ~3 minutes
 #   hack/bench.sh propagation        # 1,000 Deployments fanned out to 3 and 10 members, < 10 minutes
+#   hack/bench.sh flood              # APF: a polite user alone and under a 2,000-connection flood, ~1 minute
 #   hack/bench.sh --help
 #
 # The report goes to stdout, progress to stderr. Needs etcd on PATH (or
@@ -18,7 +19,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 case "${1:-}" in
-  api|cache|patch|members|propagation)
+  api|cache|patch|members|propagation|flood)
     if [[ -z "${SKEIN_BIN:-}" ]]; then
       cargo build --quiet --release -p skein --bin skein
       target_dir="${CARGO_TARGET_DIR:-target}"

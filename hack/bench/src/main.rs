@@ -28,6 +28,7 @@ mod cache;
 mod client;
 mod cluster;
 mod custom;
+mod flood;
 mod measure;
 mod members;
 mod patch;
@@ -72,6 +73,11 @@ enum Command {
     /// processes: time to applied and ready, latency, fan-out rate, member
     /// requests, federation CPU and RSS. Needs `$SKEIN_BIN`.
     Propagation(propagation::Args),
+    /// Issue 31's API priority and fairness acceptance: a polite user's
+    /// paced creates, alone and under a 2,000-connection flood of creates
+    /// by another user (neither in `system:masters`); p50/p99 and 429s.
+    /// Needs `$SKEIN_BIN`.
+    Flood(flood::Args),
     /// The bare server of `bench api` (started by it; not for direct use).
     #[command(hide = true)]
     BareServer(bare::Args),
@@ -91,6 +97,7 @@ fn main() -> anyhow::Result<()> {
         Command::Patch(args) => runtime.block_on(patch::run(args)),
         Command::Members(args) => runtime.block_on(members::run(args)),
         Command::Propagation(args) => runtime.block_on(propagation::run(args)),
+        Command::Flood(args) => runtime.block_on(flood::run(args)),
         Command::BareServer(args) => runtime.block_on(bare::serve(args)),
     }
 }
