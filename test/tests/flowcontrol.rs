@@ -399,3 +399,103 @@ async fn a_flood_at_a_small_level_gets_429_and_masters_are_exempt() {
         assert!(metrics.contains(line), "{line} in /metrics");
     }
 }
+
+/// kubectl retries a 429 after its `Retry-After`, as against
+/// kube-apiserver: while the user's level has no seats (a `Reject` level
+/// of 0 shares that may not borrow), every attempt is rejected; once the
+/// level gets shares, the next retry succeeds. (Discovery, non-resource
+/// requests, goes to `global-default`.)
+#[tokio::test]
+async fn kubectl_retries_429s() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(&dir.path().join("data"), &[]).await;
+    let api = Api::new(&server);
+    api.post(
+        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+        &json!({"metadata": {"name": "stalled-edit"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
+                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "stalled"}]}),
+    )
+    .await
+    .expect(201);
+    let shares = |n: i64| json!({"spec": {"limited": {"nominalConcurrencyShares": n}}});
+    api.post(
+        PL,
+        &json!({"metadata": {"name": "none"}, "spec": {"type": "Limited", "limited": {
+            "nominalConcurrencyShares": 0, "lendablePercent": 0, "borrowingLimitPercent": 0,
+            "limitResponse": {"type": "Reject"}}}}),
+    )
+    .await
+    .expect(201);
+    let schema = api
+        .post(
+            FS,
+            &json!({"metadata": {"name": "stalled"}, "spec": {
+                "priorityLevelConfiguration": {"name": "none"}, "matchingPrecedence": 50,
+                "rules": [{"subjects": [{"kind": "User", "user": {"name": "stalled"}}],
+                           "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"],
+                                              "namespaces": ["*"], "clusterScope": true}]}]}}),
+        )
+        .await
+        .expect(201);
+    let fs_uid = schema["metadata"]["uid"].as_str().expect("uid").to_string();
+    let path = "/api/v1/namespaces/default/configmaps";
+    for (i, k) in kubectl_binaries().into_iter().enumerate() {
+        // Wait until the stalled user is rejected by its own schema.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let r = as_user(&api, "stalled", Method::GET, path, None).await;
+            if r.status == 429
+                && r.header("x-kubernetes-pf-flowschema-uid") == Some(fs_uid.as_str())
+            {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the stalled user was never rejected"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let name = format!("retried-{i}");
+        let kubeconfig = server.kubeconfig();
+        let run = {
+            let k = k.clone();
+            let data = dir.path().join("data");
+            tokio::task::spawn_blocking(move || {
+                std::process::Command::new(&k)
+                    .args(["--kubeconfig"])
+                    .arg(&kubeconfig)
+                    .arg("--cache-dir")
+                    .arg(data.join("kubectl-cache"))
+                    .args([
+                        "--as=stalled",
+                        "-v=6",
+                        "create",
+                        "configmap",
+                        &name,
+                        "-n",
+                        "default",
+                    ])
+                    .env_remove("KUBECONFIG")
+                    .output()
+                    .expect("kubectl runs")
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        api.merge_patch(&format!("{PL}/none"), &shares(5))
+            .await
+            .expect(200);
+        let out = run.await.expect("kubectl task");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{}: {stderr}", k.display());
+        assert!(
+            stderr.contains("429"),
+            "{} saw no 429: {stderr}",
+            k.display()
+        );
+        api.get(&format!("{path}/retried-{i}")).await.expect(200);
+        api.merge_patch(&format!("{PL}/none"), &shares(0))
+            .await
+            .expect(200);
+    }
+}
