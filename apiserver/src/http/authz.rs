@@ -420,6 +420,7 @@ mod tests {
         Router::new()
             .route("/{*rest}", any(echo))
             .layer(axum::middleware::from_fn(authorize))
+            .layer(axum::middleware::from_fn(impersonate))
             // An authorizer that allows only masters (RBAC without objects).
             .layer(axum::Extension(Arc::new(Authorizer::new(
                 vec![crate::authz::Mode::Rbac],
