@@ -13,6 +13,7 @@
 #   hack/bench.sh fleet              # 10, 50 and 100 members, 10,000 objects, restart, a member lost
 #   hack/bench.sh fleet --members 10 --objects 1000   # a quick look
 #   hack/bench.sh chaos --minutes 30 # the long chaos run (issue 31): faults, SIGKILLs, invariants, RSS
+#   hack/bench.sh flood              # APF: a polite user alone and under a 2,000-connection flood, ~1 minute
 #   hack/bench.sh --help
 #
 # The report goes to stdout, progress to stderr. Needs etcd on PATH (or
@@ -21,7 +22,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 case "${1:-}" in
-  api|cache|patch|members|propagation|fleet|chaos)
+  api|cache|patch|members|propagation|fleet|chaos|flood)
     if [[ -z "${SKEIN_BIN:-}" ]]; then
       cargo build --quiet --release -p skein --bin skein
       target_dir="${CARGO_TARGET_DIR:-target}"

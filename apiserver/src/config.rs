@@ -160,6 +160,24 @@ pub struct Config {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub access_log: bool,
 
+    /// Enforce API priority and fairness (kube-apiserver's
+    /// `--enable-priority-and-fairness`): FlowSchemas and
+    /// PriorityLevelConfigurations classify, queue and reject requests;
+    /// `=false` serves every request at once.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub enable_priority_and_fairness: bool,
+
+    /// With API priority and fairness, this plus
+    /// `--max-mutating-requests-inflight` is the server's concurrency in
+    /// seats, shared among priority levels by their
+    /// `nominalConcurrencyShares` (kube-apiserver's flag and default).
+    #[arg(long, default_value_t = 400)]
+    pub max_requests_inflight: usize,
+
+    /// See `--max-requests-inflight` (kube-apiserver's flag and default).
+    #[arg(long, default_value_t = 200)]
+    pub max_mutating_requests_inflight: usize,
+
     /// How often `apiserver_storage_objects` is recomputed
     /// (kube-apiserver's `--etcd-count-metric-poll-period`); `0s` disables it.
     #[arg(long, default_value = "1m", value_parser = parse_duration)]
@@ -522,6 +540,9 @@ impl Config {
             service_cluster_ip_range: "10.96.0.0/12".into(),
             service_node_port_range: 30000..=32767,
             access_log: true,
+            enable_priority_and_fairness: true,
+            max_requests_inflight: 400,
+            max_mutating_requests_inflight: 200,
             etcd_count_metric_poll_period: std::time::Duration::from_secs(60),
             watch_cache: true,
             embedded_cache_mib: None,

@@ -7,6 +7,8 @@
 //! - [`Resources`]: the resource table (built-ins and this instance's
 //!   CRDs).
 //! - [`Metrics`]: the Prometheus registry `/metrics` renders.
+//! - [`FlowControl`]: API priority and fairness (its configuration,
+//!   levels, seats and queues).
 //! - [`Instance::shared`]: values that modules above the registry keep
 //!   once per instance (the shared informers, the OpenAPI documents, the
 //!   cluster proxy's member clients), by type and key, without the
@@ -18,6 +20,7 @@ use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::flowcontrol::FlowControl;
 use crate::metrics::Metrics;
 use crate::registry::resource::Resources;
 
@@ -25,6 +28,7 @@ use crate::registry::resource::Resources;
 pub struct Instance {
     resources: Resources,
     metrics: Arc<Metrics>,
+    flowcontrol: Arc<FlowControl>,
     shared: Mutex<HashMap<(TypeId, String), Box<dyn Any + Send + Sync>>>,
 }
 
@@ -47,6 +51,7 @@ impl Instance {
     pub fn with_metrics(metrics: Arc<Metrics>) -> Arc<Instance> {
         Arc::new(Instance {
             resources: Resources::new(),
+            flowcontrol: Arc::new(FlowControl::new(metrics.clone())),
             metrics,
             shared: Mutex::new(HashMap::new()),
         })
@@ -60,6 +65,11 @@ impl Instance {
     /// The instance's metrics.
     pub fn metrics(&self) -> &Arc<Metrics> {
         &self.metrics
+    }
+
+    /// The instance's API priority and fairness.
+    pub fn flowcontrol(&self) -> &Arc<FlowControl> {
+        &self.flowcontrol
     }
 
     /// The instance's value of type `T` under `key`: the one kept, unless

@@ -21,6 +21,7 @@ pub mod controllers;
 pub mod csr_signer;
 pub mod encryption;
 pub mod error;
+pub mod flowcontrol;
 pub mod http;
 pub mod instance;
 pub mod kubeconfig;

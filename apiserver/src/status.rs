@@ -118,6 +118,17 @@ impl ApiError {
         }
     }
 
+    /// 429 `TooManyRequests` asking the client to retry after `seconds`
+    /// (apimachinery's `NewTooManyRequests`).
+    pub fn too_many_requests(message: impl Into<String>, seconds: i32) -> Self {
+        ApiError::new(StatusCode::TOO_MANY_REQUESTS, "TooManyRequests", message).with_details(
+            StatusDetails {
+                retry_after_seconds: Some(seconds),
+                ..StatusDetails::default()
+            },
+        )
+    }
+
     /// 401: the request carried no valid credentials.
     pub fn unauthorized() -> Self {
         ApiError::new(StatusCode::UNAUTHORIZED, "Unauthorized", "Unauthorized")

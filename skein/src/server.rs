@@ -93,6 +93,12 @@ pub async fn serve(
     // table, metrics and shared informers.
     let metrics = Arc::new(skein_apiserver::metrics::Metrics::new());
     let instance = skein_apiserver::instance::Instance::with_metrics(metrics.clone());
+    instance
+        .flowcontrol()
+        .set_enabled(config.enable_priority_and_fairness);
+    instance
+        .flowcontrol()
+        .set_total(config.max_requests_inflight + config.max_mutating_requests_inflight);
     let store = store::open_store(&config, metrics.clone()).await?;
     let parts = Parts {
         config: &config,

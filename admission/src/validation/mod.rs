@@ -8,6 +8,7 @@ mod apps;
 mod batch;
 mod config;
 mod container;
+mod flowcontrol;
 mod metrics;
 mod network;
 mod other;
@@ -88,6 +89,10 @@ pub fn validate(group: &str, kind: &str, obj: &Value, old: Option<&Value>) -> Ve
         ("rbac.authorization.k8s.io", "ClusterRole") => rbac::cluster_role(obj),
         ("rbac.authorization.k8s.io", "RoleBinding") => rbac::binding(obj, old, true),
         ("rbac.authorization.k8s.io", "ClusterRoleBinding") => rbac::binding(obj, old, false),
+        ("flowcontrol.apiserver.k8s.io", "FlowSchema") => flowcontrol::flow_schema(obj),
+        ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration") => {
+            flowcontrol::priority_level(obj)
+        }
         _ => Vec::new(),
     }
 }

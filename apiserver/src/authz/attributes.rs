@@ -2,6 +2,8 @@
 //! request as its `RequestInfoFactory` reads it, and the 403 upstream
 //! answers when it is denied (`responsewriters.Forbidden`).
 
+use std::borrow::Cow;
+
 use axum::http::{Method, StatusCode};
 use skein_admission::UserInfo;
 use skein_admission::gofmt::quote as go_quote;
@@ -39,7 +41,37 @@ pub struct Attributes {
 /// `/finalize` address the Namespace itself.
 const NAMESPACE_SUBRESOURCES: &[&str] = &["status", "finalize"];
 
-impl Attributes {
+/// What a request addresses, borrowed from its path: upstream's
+/// `RequestInfo` without the user. [`Attributes::from_request`] owns a
+/// copy; the priority-and-fairness filter reads it as is, so classifying a
+/// request allocates nothing (a `metadata.name=` field selector aside).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Target<'a> {
+    /// See [`Attributes::verb`].
+    pub verb: Cow<'static, str>,
+    /// See [`Attributes::resource_request`].
+    pub resource_request: bool,
+    /// The URL path.
+    pub path: &'a str,
+    /// API group ("" for core).
+    pub api_group: &'a str,
+    /// API version.
+    pub api_version: &'a str,
+    /// Plural resource.
+    pub resource: &'a str,
+    /// Subresource, "" if none.
+    pub subresource: &'a str,
+    /// Namespace, "" if none.
+    pub namespace: &'a str,
+    /// Object name, "" if none.
+    pub name: Cow<'a, str>,
+}
+
+/// The most path segments [`Target::parse`] looks at
+/// (`apis/{group}/{version}/namespaces/{ns}/{resource}/{name}/{sub}`).
+const MAX_SEGMENTS: usize = 8;
+
+impl<'a> Target<'a> {
     /// Upstream's `RequestInfoFactory.NewRequestInfo`: `/api/v1/…` and
     /// `/apis/{group}/{version}/…` with at least a resource are resource
     /// requests, everything else (discovery roots, `/openapi`, `/metrics`,
@@ -47,65 +79,106 @@ impl Attributes {
     /// method. GET without a name is `list` (or `watch` with `?watch=`),
     /// DELETE without a name `deletecollection`; a GET list with a
     /// `metadata.name=` field selector names that object.
-    pub fn from_request(user: UserInfo, method: &Method, path: &str, query: Option<&str>) -> Self {
-        let mut attrs = Attributes {
-            user,
-            verb: method.as_str().to_ascii_lowercase(),
-            path: path.to_string(),
-            ..Attributes::default()
+    pub fn parse(method: &Method, path: &'a str, query: Option<&str>) -> Target<'a> {
+        let mut target = Target {
+            verb: lower_method(method),
+            path,
+            ..Target::default()
         };
-        let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
-        if parts.len() < 3 {
-            return attrs;
+        let mut parts = [""; MAX_SEGMENTS];
+        let mut count = 0;
+        for (i, part) in path.trim_matches('/').split('/').enumerate() {
+            if let Some(slot) = parts.get_mut(i) {
+                *slot = part;
+            }
+            count = i + 1;
+        }
+        let parts = &parts[..count.min(MAX_SEGMENTS)];
+        if count < 3 {
+            return target;
         }
         let rest = match parts[0] {
             "api" => &parts[1..],
-            "apis" if parts.len() >= 4 => {
-                attrs.api_group = parts[1].to_string();
+            "apis" if count >= 4 => {
+                target.api_group = parts[1];
                 &parts[2..]
             }
-            _ => return attrs,
+            _ => return target,
         };
-        attrs.resource_request = true;
-        attrs.api_version = rest[0].to_string();
+        target.resource_request = true;
+        target.api_version = rest[0];
         let mut rest = &rest[1..];
-        attrs.verb = match *method {
+        target.verb = Cow::Borrowed(match *method {
             Method::POST => "create",
             Method::GET | Method::HEAD => "get",
             Method::PUT => "update",
             Method::PATCH => "patch",
             Method::DELETE => "delete",
             _ => "",
-        }
-        .to_string();
+        });
         if rest.first() == Some(&"namespaces")
             && let Some(ns) = rest.get(1)
         {
-            attrs.namespace = (*ns).to_string();
+            target.namespace = ns;
             if rest.len() > 2 && !NAMESPACE_SUBRESOURCES.contains(&rest[2]) {
                 rest = &rest[2..];
             }
         }
         if let Some(s) = rest.get(2) {
-            attrs.subresource = (*s).to_string();
+            target.subresource = s;
         }
         if let Some(n) = rest.get(1) {
-            attrs.name = (*n).to_string();
+            target.name = Cow::Borrowed(n);
         }
         if let Some(r) = rest.first() {
-            attrs.resource = (*r).to_string();
+            target.resource = r;
         }
-        if attrs.name.is_empty() && attrs.verb == "get" {
+        if target.name.is_empty() && target.verb == "get" {
             let (watch, name) = list_options(query);
-            attrs.verb = if watch { "watch" } else { "list" }.to_string();
+            target.verb = Cow::Borrowed(if watch { "watch" } else { "list" });
             if let Some(name) = name {
-                attrs.name = name;
+                target.name = Cow::Owned(name);
             }
         }
-        if attrs.name.is_empty() && attrs.verb == "delete" {
-            attrs.verb = "deletecollection".to_string();
+        if target.name.is_empty() && target.verb == "delete" {
+            target.verb = Cow::Borrowed("deletecollection");
         }
-        attrs
+        target
+    }
+}
+
+/// The lower-cased method, without allocating for the standard ones.
+fn lower_method(method: &Method) -> Cow<'static, str> {
+    Cow::Borrowed(match *method {
+        Method::GET => "get",
+        Method::POST => "post",
+        Method::PUT => "put",
+        Method::PATCH => "patch",
+        Method::DELETE => "delete",
+        Method::HEAD => "head",
+        Method::OPTIONS => "options",
+        Method::CONNECT => "connect",
+        Method::TRACE => "trace",
+        _ => return Cow::Owned(method.as_str().to_ascii_lowercase()),
+    })
+}
+
+impl Attributes {
+    /// [`Target::parse`], owned, for `user`.
+    pub fn from_request(user: UserInfo, method: &Method, path: &str, query: Option<&str>) -> Self {
+        let t = Target::parse(method, path, query);
+        Attributes {
+            user,
+            verb: t.verb.into_owned(),
+            resource_request: t.resource_request,
+            path: path.to_string(),
+            api_group: t.api_group.to_string(),
+            api_version: t.api_version.to_string(),
+            resource: t.resource.to_string(),
+            subresource: t.subresource.to_string(),
+            namespace: t.namespace.to_string(),
+            name: t.name.into_owned(),
+        }
     }
 
     /// Upstream's `forbiddenMessage`.

@@ -8,7 +8,9 @@
 //! - the RBAC bootstrap roles users see first: `cluster-admin` (and its
 //!   binding to `system:masters`), `admin`, `edit` and `view` with their
 //!   aggregation rules, and the `system:aggregate-to-*` roles whose rules
-//!   the aggregation controller gathers into them.
+//!   the aggregation controller gathers into them;
+//! - the mandatory and suggested FlowSchemas and
+//!   PriorityLevelConfigurations (`flowcontrol::defaults`).
 //!
 //! Existing objects are left as they are (upstream reconciles the RBAC
 //! defaults marked `autoupdate`; see the module docs of `controllers`).
@@ -80,6 +82,7 @@ pub async fn ensure(registry: &Registry) -> Result<(), ApiError> {
     for (ns, role) in namespaced_roles() {
         create_in(registry, RBAC, "v1", "roles", ns, role).await?;
     }
+    crate::flowcontrol::defaults::ensure(registry, false).await?;
     Ok(())
 }
 
@@ -121,7 +124,7 @@ pub async fn ensure_namespaces(registry: &Registry) -> Result<(), ApiError> {
 }
 
 /// Creates `obj` (cluster-scoped) unless it exists.
-async fn create(
+pub(crate) async fn create(
     registry: &Registry,
     group: &str,
     version: &str,

@@ -30,9 +30,12 @@ use crate::registry::Registry;
 
 /// Starts the controllers every replica runs (kube-apiserver's own: the
 /// CRD controller, which also installs the served resources of every
-/// replica); they run until the runtime shuts down.
+/// replica, and API priority and fairness's configuration); they run until the runtime shuts down.
 pub fn spawn_shared(registry: &Registry) {
     tokio::spawn(crd::run(registry.clone()));
+    if registry.instance().flowcontrol().is_enabled() {
+        tokio::spawn(crate::flowcontrol::controller::run(registry.clone()));
+    }
 }
 
 /// Starts the controllers only one replica runs, the leader when leader

@@ -1,5 +1,6 @@
-//! The authorization layer, inside authentication: impersonation, then the
-//! [`Authorizer`] for the request's attributes.
+//! The authorization layers, inside authentication: [`impersonate`], then
+//! (after API priority and fairness) [`authorize`], the [`Authorizer`] for
+//! the request's attributes.
 //!
 //! - The server puts an `axum::Extension(Arc<Authorizer>)` outside the
 //!   router; without one (unit tests of the router) every request passes.
@@ -55,12 +56,15 @@ pub fn subject(user: &UserInfo, extra: Option<&UserExtra>) -> UserInfo {
     }
 }
 
-/// Middleware: see the module documentation.
-pub async fn authorize(mut req: Request, next: Next) -> Response {
+/// Middleware, outer half: impersonation (see the module documentation).
+/// Runs before API priority and fairness, which classifies the
+/// impersonated user, as upstream's `WithImpersonation` runs before
+/// `WithPriorityAndFairness`.
+pub async fn impersonate(mut req: Request, next: Next) -> Response {
     let Some(authorizer) = req.extensions().get::<Arc<Authorizer>>().cloned() else {
         return next.run(req).await;
     };
-    let Some(mut user) = req.extensions().get::<UserInfo>().cloned() else {
+    let Some(user) = req.extensions().get::<UserInfo>().cloned() else {
         return next.run(req).await;
     };
     match impersonation(&authorizer, &user, req.headers(), request_uri(req.uri())) {
@@ -80,12 +84,37 @@ pub async fn authorize(mut req: Request, next: Next) -> Response {
             }
             let mut as_user = as_user;
             as_user.extra = extra.0.clone();
-            req.extensions_mut().insert(as_user.clone());
+            req.extensions_mut().insert(as_user);
             req.extensions_mut().insert(extra);
-            user = as_user;
         }
         Err(response) => return *response,
     }
+    next.run(req).await
+}
+
+/// The path a request is judged by: under the aggregated prefix, what is
+/// served here is the request below the prefix; what an APIService's
+/// backend serves is judged as sent.
+pub fn served_path(req: &Request) -> &str {
+    let path = req.uri().path();
+    match req.extensions().get::<super::aggregator::Selected>() {
+        Some(_) => path,
+        None => path
+            .strip_prefix(super::routes::AGGREGATED_PREFIX)
+            .filter(|p| p.starts_with('/'))
+            .unwrap_or(path),
+    }
+}
+
+/// Middleware, inner half: authorization of the (impersonated) user (see
+/// the module documentation).
+pub async fn authorize(mut req: Request, next: Next) -> Response {
+    let Some(authorizer) = req.extensions().get::<Arc<Authorizer>>().cloned() else {
+        return next.run(req).await;
+    };
+    let Some(user) = req.extensions().get::<UserInfo>().cloned() else {
+        return next.run(req).await;
+    };
     if authn::is_public(req.uri().path()) {
         return next.run(req).await;
     }
@@ -96,17 +125,7 @@ pub async fn authorize(mut req: Request, next: Next) -> Response {
     if host {
         req.extensions_mut().insert(host_view::HostView);
     }
-    // Under the aggregated prefix, what is served here is the request
-    // below the prefix; what an APIService's backend serves is authorized
-    // as sent.
-    let path = req.uri().path();
-    let path = match req.extensions().get::<super::aggregator::Selected>() {
-        Some(_) => path,
-        None => path
-            .strip_prefix(super::routes::AGGREGATED_PREFIX)
-            .filter(|p| p.starts_with('/'))
-            .unwrap_or(path),
-    };
+    let path = served_path(&req);
     let attrs = Attributes::from_request(
         subject(&user, req.extensions().get::<UserExtra>()),
         req.method(),
@@ -401,6 +420,7 @@ mod tests {
         Router::new()
             .route("/{*rest}", any(echo))
             .layer(axum::middleware::from_fn(authorize))
+            .layer(axum::middleware::from_fn(impersonate))
             // An authorizer that allows only masters (RBAC without objects).
             .layer(axum::Extension(Arc::new(Authorizer::new(
                 vec![crate::authz::Mode::Rbac],

@@ -15,6 +15,7 @@ pub mod body;
 pub mod cluster_proxy;
 pub mod componentstatus;
 pub mod discovery;
+pub mod flowcontrol;
 pub mod health;
 pub mod host_view;
 pub mod metrics;

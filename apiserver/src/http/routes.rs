@@ -15,7 +15,9 @@ use axum::response::IntoResponse;
 use axum::routing::{any, get};
 
 use super::status::ApiError;
-use super::{AppState, aggregator, api, authn, authz, cluster_proxy, health, metrics, version};
+use super::{
+    AppState, aggregator, api, authn, authz, cluster_proxy, flowcontrol, health, metrics, version,
+};
 use crate::openapi;
 
 /// The whole HTTP application, without TLS. Tests drive it with
@@ -32,9 +34,17 @@ pub fn app(state: AppState) -> Router {
         // APIService of `federation.skein.io/v1alpha1` when there is one);
         // before that, impersonation and authorization (of the path as
         // sent when it is proxied, else of the path under the prefix);
-        // before that, the APIService is looked up.
+        // before that, API priority and fairness, and before that
+        // impersonation; before that, the APIService is looked up.
         .layer(middleware::from_fn(aggregator::forward))
         .layer(middleware::from_fn(authz::authorize))
+        // API priority and fairness: after impersonation (it classifies
+        // the impersonated user), before authorization, as upstream.
+        .layer(middleware::from_fn_with_state(
+            state.registry.instance().clone(),
+            flowcontrol::filter,
+        ))
+        .layer(middleware::from_fn(authz::impersonate))
         .layer(middleware::from_fn(aggregator::select))
         // Audit: `RequestReceived` once the user is known …
         .layer(middleware::from_fn(super::audit::received))

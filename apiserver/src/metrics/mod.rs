@@ -13,6 +13,9 @@
 //!   `apiserver_storage_objects`.
 //! - [`process`] (read at each scrape): `process_*`.
 //! - `http::componentstatus`: `apiserver_requested_deprecated_apis`.
+//! - `flowcontrol` (API priority and fairness, through handles taken
+//!   once per FlowSchema and priority level, [`flowcontrol`]):
+//!   `apiserver_flowcontrol_*`.
 //! - `registry::cache` (each watch cache, through a [`WatchCacheMetrics`]
 //!   handle taken once per cache): upstream's cacher series
 //!   `apiserver_watch_cache_events_received_total`,
@@ -32,6 +35,7 @@
 //! module imports nothing of the registry, the store wiring or HTTP: they
 //! record into it.
 
+pub mod flowcontrol;
 pub mod process;
 
 use std::time::Duration;
@@ -230,6 +234,7 @@ pub struct Metrics {
     /// Registries of the parts above the API server (the federation's),
     /// rendered after this one ([`Metrics::attach`]).
     attached: std::sync::RwLock<Vec<Registry>>,
+    flowcontrol: flowcontrol::FlowMetrics,
 }
 
 impl Default for Metrics {
@@ -262,6 +267,7 @@ impl Metrics {
             storage_watches: Family::default(),
             leader: Family::default(),
             attached: std::sync::RwLock::default(),
+            flowcontrol: flowcontrol::FlowMetrics::default(),
         };
         // Both kinds are always reported, as upstream sets both each time.
         for kind in [MUTATING, READ_ONLY] {
@@ -366,8 +372,14 @@ impl Metrics {
              broken out by the type of the watched prefix (empty for a watch of every resource)",
             m.storage_watches.clone(),
         );
+        m.flowcontrol.register(&mut registry);
         registry.register_collector(Box::new(process::ProcessCollector::new()));
         Metrics { registry, ..m }
+    }
+
+    /// The API priority and fairness series.
+    pub fn flowcontrol(&self) -> &flowcontrol::FlowMetrics {
+        &self.flowcontrol
     }
 
     /// The whole registry in the Prometheus text format 0.0.4.

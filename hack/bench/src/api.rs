@@ -74,6 +74,10 @@ pub struct Args {
     /// For profiling one cell, not for results.
     #[arg(long, value_enum)]
     only: Vec<Measure>,
+    /// A flag added to the `skein serve` under test (repeatable), for an
+    /// A/B of one build, e.g. `--skein-flag=--enable-priority-and-fairness=false`.
+    #[arg(long = "skein-flag", allow_hyphen_values = true)]
+    skein_flags: Vec<String>,
 }
 
 /// Targets (docs/benchmarks.md): GET ≥ 0.3× the bare server's request rate,
@@ -502,7 +506,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 "--authentication-kubeconfig={}",
                 host.server.kubeconfig().display()
             ),
-        ],
+        ]
+        .into_iter()
+        .chain(args.skein_flags.iter().cloned())
+        .collect::<Vec<_>>(),
     )
     .await?;
     let host_client = host.client(args.protocol)?;

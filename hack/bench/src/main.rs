@@ -34,6 +34,7 @@ mod client;
 mod cluster;
 mod custom;
 mod fleet;
+mod flood;
 mod measure;
 mod members;
 mod patch;
@@ -92,6 +93,11 @@ enum Command {
     /// `--minutes`, then the invariants, and the federation's RSS and
     /// threads over the first and last 10 minutes. Needs `$SKEIN_BIN`.
     Chaos(chaos::Args),
+    /// Issue 31's API priority and fairness acceptance: a polite user's
+    /// paced creates, alone and under a 2,000-connection flood of creates
+    /// by another user (neither in `system:masters`); p50/p99 and 429s.
+    /// Needs `$SKEIN_BIN`.
+    Flood(flood::Args),
     /// The bare server of `bench api` (started by it; not for direct use).
     #[command(hide = true)]
     BareServer(bare::Args),
@@ -114,6 +120,7 @@ fn main() -> anyhow::Result<()> {
         Command::Fleet(args) => runtime.block_on(fleet::run(args)),
         Command::FleetHost(args) => runtime.block_on(fleet::host(args)),
         Command::Chaos(args) => runtime.block_on(chaos::run(args)),
+        Command::Flood(args) => runtime.block_on(flood::run(args)),
         Command::BareServer(args) => runtime.block_on(bare::serve(args)),
     }
 }
