@@ -31,18 +31,10 @@ impl Server {
     /// the same flags. The server has no log file. Dropping it shuts it
     /// down; [`Server::stop_in_process`] waits for that.
     pub async fn start_in_process(data_dir: &Path, extra: &[&str]) -> Server {
-        Server::start_in_process_at(data_dir, 0, extra).await
-    }
-
-    /// As [`Server::start_in_process`], listening on `port` (0: any free
-    /// one), so that a server stopped can start again where its
-    /// kubeconfig points.
-    pub async fn start_in_process_at(data_dir: &Path, port: u16, extra: &[&str]) -> Server {
         use clap::Parser;
         fs::create_dir_all(data_dir).expect("create the data dir");
         let dir = data_dir.to_string_lossy().into_owned();
-        let port = format!("--secure-port={port}");
-        let mut args = vec!["skein", "serve", "--data-dir", &dir, &port];
+        let mut args = vec!["skein", "serve", "--data-dir", &dir, "--secure-port=0"];
         args.extend_from_slice(extra);
         let config = match skein::config::Cli::try_parse_from(&args) {
             Ok(skein::config::Cli {

@@ -28,11 +28,16 @@
 //! 3. restart: SIGTERM, start on the same data: time until every cluster's
 //!    queue is empty with every copy applied, and member writes meanwhile
 //!    (0 when nothing changed);
-//! 4. a member lost (its server stopped): time from `Ready=False` to its
+//! 4. a member lost (m0 partitioned away by its fault proxy: black hole
+//!    and every open connection cut): time from `Ready=False` to its
 //!    Divided replicas re-planned elsewhere, against the grace period;
-//!    then it rejoins (started again on its data): time until its copies
+//!    then it rejoins (healed, its store as it was): time until its copies
 //!    are applied again, and its write requests against the copies it
 //!    holds.
+//!
+//! Between the burst and the restart, m1 answers 500 ms late (its fault
+//! proxy) while more objects are paced in: the p99 of objects away from
+//! its region, against the first paced phase's.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -49,7 +54,7 @@ use futures::StreamExt as _;
 use hyper::Method;
 use serde_json::{Value, json};
 use skein_tests::server::Server;
-use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+use tokio::io::AsyncBufReadExt as _;
 
 use crate::client::{Credentials, Https, Protocol};
 use crate::cluster::Skein;
@@ -118,66 +123,43 @@ pub struct HostArgs {
 }
 
 /// Serves `count` members in this process; prints `member I PORT` as each
-/// is ready, then `ready`; then obeys `stop I` / `start I` on stdin (the
-/// member's data and port are kept), answering `ok`.
+/// is ready, then `ready`; serves until its stdin closes.
 pub async fn host(args: HostArgs) -> anyhow::Result<()> {
-    let mut servers: Vec<Option<Server>> = Vec::with_capacity(args.count);
-    let mut ports = Vec::with_capacity(args.count);
+    let mut servers: Vec<Server> = Vec::with_capacity(args.count);
     for chunk in (0..args.count).collect::<Vec<_>>().chunks(10) {
         let starts = chunk.iter().map(|i| {
             let data = args.dir.join(format!("m{i}"));
-            async move { Server::start_in_process_at(&data, 0, MEMBER_FLAGS).await }
+            async move { Server::start_in_process(&data, MEMBER_FLAGS).await }
         });
         for (i, s) in chunk.iter().zip(futures::future::join_all(starts).await) {
             println!("member {i} {}", s.addr.port());
-            ports.push(s.addr.port());
-            servers.push(Some(s));
+            servers.push(s);
         }
     }
     println!("ready");
     std::io::stdout().flush().context("stdout")?;
+    // Serve until the bench closes our stdin (or goes away).
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-    while let Some(line) = lines.next_line().await.context("stdin")? {
-        let mut words = line.split_whitespace();
-        let (Some(verb), Some(i)) = (words.next(), words.next().and_then(|w| w.parse().ok()))
-        else {
-            anyhow::bail!("fleet-host: bad command {line:?}");
-        };
-        let i: usize = i;
-        anyhow::ensure!(i < servers.len(), "fleet-host: no member {i}");
-        match verb {
-            "stop" => {
-                if let Some(mut s) = servers[i].take() {
-                    s.stop_in_process().await?;
-                }
-            }
-            "start" => {
-                if servers[i].is_none() {
-                    let data = args.dir.join(format!("m{i}"));
-                    servers[i] =
-                        Some(Server::start_in_process_at(&data, ports[i], MEMBER_FLAGS).await);
-                }
-            }
-            other => anyhow::bail!("fleet-host: unknown command {other:?}"),
-        }
-        println!("ok");
-        std::io::stdout().flush().context("stdout")?;
-    }
+    while lines.next_line().await.context("stdin")?.is_some() {}
+    drop(servers);
     Ok(())
 }
 
 /// The helper process and its members.
 struct Fleet {
     child: tokio::process::Child,
-    stdin: tokio::process::ChildStdin,
-    stdout: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+    /// Held open: the host serves until it closes.
+    _stdin: tokio::process::ChildStdin,
     dir: PathBuf,
     ports: Vec<u16>,
-    /// The fault proxy the federation reaches member [`SLOW`] through.
-    slow: Option<skein_tests::fault::FaultProxy>,
+    /// The fault proxies the federation reaches members [`LOST`] and
+    /// [`SLOW`] through, by index.
+    proxies: BTreeMap<usize, skein_tests::fault::FaultProxy>,
 }
 
-/// The member joined through a fault proxy (the slow member).
+/// The member partitioned away and healed (a member lost and rejoining).
+const LOST: usize = 0;
+/// The member made to answer 500 ms late.
 const SLOW: usize = 1;
 
 impl Fleet {
@@ -218,38 +200,20 @@ impl Fleet {
         })
         .await
         .with_context(|| format!("{count} members not ready within {deadline:?}"))??;
-        let slow = if count > SLOW {
-            let upstream = std::net::SocketAddr::from(([127, 0, 0, 1], ports[SLOW]));
-            Some(
-                skein_tests::fault::FaultProxy::start(upstream)
-                    .context("the slow member's proxy")?,
-            )
-        } else {
-            None
-        };
+        let mut proxies = BTreeMap::new();
+        for m in [LOST, SLOW].into_iter().filter(|m| *m < count) {
+            let upstream = std::net::SocketAddr::from(([127, 0, 0, 1], ports[m]));
+            let proxy = skein_tests::fault::FaultProxy::start(upstream)
+                .with_context(|| format!("the proxy of member {m}"))?;
+            proxies.insert(m, proxy);
+        }
         Ok(Fleet {
             child,
-            stdin,
-            stdout,
+            _stdin: stdin,
             dir: dir.to_path_buf(),
             ports,
-            slow,
+            proxies,
         })
-    }
-
-    async fn command(&mut self, cmd: &str) -> anyhow::Result<()> {
-        self.stdin
-            .write_all(format!("{cmd}\n").as_bytes())
-            .await
-            .context("fleet-host stdin")?;
-        self.stdin.flush().await.context("fleet-host stdin")?;
-        let line = tokio::time::timeout(Duration::from_secs(60), self.stdout.next_line())
-            .await
-            .with_context(|| format!("fleet-host did not answer {cmd:?} within 60 s"))?
-            .context("fleet-host output")?
-            .context("fleet-host ended")?;
-        anyhow::ensure!(line == "ok", "fleet-host answered {line:?} to {cmd:?}");
-        Ok(())
     }
 
     fn kubeconfig(&self, i: usize) -> PathBuf {
@@ -426,7 +390,7 @@ async fn run_one(args: &Args, n: usize) -> anyhow::Result<Outcome> {
 
     eprintln!("  starting {n} members in one helper process");
     let dir = tempfile::tempdir().context("temp dir for members")?;
-    let mut fleet = Fleet::start(n, dir.path()).await?;
+    let fleet = Fleet::start(n, dir.path()).await?;
     let regions = n.div_ceil(REGION_SIZE);
     eprintln!("  joining them ({regions} regions)");
     post(
@@ -519,7 +483,7 @@ async fn run_one(args: &Args, n: usize) -> anyhow::Result<Outcome> {
     // away from r0 must keep their p99.
     let mut slow = None;
     let mut slow_objects: Vec<Obj> = Vec::new();
-    if let Some(proxy) = fleet.slow.as_ref().filter(|_| regions > 1) {
+    if let Some(proxy) = fleet.proxies.get(&SLOW).filter(|_| regions > 1) {
         let away = |submits: &[(String, Result<Instant, String>)], on_r0: bool| {
             let kept: Vec<(String, Result<Instant, String>)> = submits
                 .iter()
@@ -581,16 +545,21 @@ async fn run_one(args: &Args, n: usize) -> anyhow::Result<Outcome> {
             member_writes: writes,
         });
 
-        eprintln!("  member m0 lost");
+        eprintln!("  member m{LOST} lost (partitioned)");
         let held = copies_on(&api, "m0").await?;
-        fleet.command("stop 0").await?;
+        let writes_before = member_writes(&fleet.client(LOST)?).await?;
+        let proxy = fleet
+            .proxies
+            .get(&LOST)
+            .context("the lost member's proxy")?;
+        proxy.partition();
         let t_stop = Instant::now();
         let not_ready_after = wait_ready(&api, "m0", false, limit).await?;
         let t_nr = Instant::now();
         let replanned = wait_replanned(&api, "team-0", "m0", GRACE + limit).await?;
         let replanned_after = replanned.then(|| t_nr.elapsed());
-        eprintln!("  m0 rejoins");
-        fleet.command("start 0").await?;
+        eprintln!("  m{LOST} rejoins (healed)");
+        proxy.heal();
         let t_start = Instant::now();
         wait_ready(&api, "m0", true, limit).await?;
         let expected_m0 = all
@@ -600,8 +569,7 @@ async fn run_one(args: &Args, n: usize) -> anyhow::Result<Outcome> {
             .count();
         let rejoined = wait_copies(&api, "m0", expected_m0, limit).await?;
         tokio::time::sleep(Duration::from_secs(3)).await;
-        // Its counters start again with the server.
-        let rejoin_writes = member_writes(&fleet.client(0)?).await?;
+        let rejoin_writes = member_writes(&fleet.client(LOST)?).await? - writes_before;
         loss = Some(Loss {
             not_ready_after: not_ready_after.max(t_nr - t_stop),
             replanned_after,
@@ -642,9 +610,7 @@ async fn join(api: &Https, fleet: &Fleet, i: usize, regions: usize) -> anyhow::R
     let name = format!("m{i}");
     let mut kubeconfig =
         std::fs::read_to_string(fleet.kubeconfig(i)).context("a member's admin.kubeconfig")?;
-    if i == SLOW
-        && let Some(proxy) = &fleet.slow
-    {
+    if let Some(proxy) = fleet.proxies.get(&i) {
         kubeconfig = proxy.kubeconfig(&kubeconfig);
     }
     let secret = json!({
