@@ -1248,12 +1248,16 @@ async fn pagination_is_pinned_and_history_expires() {
     // list at old_rv and a watch from old_rv need.
     create_cm(&api, "page", "after-1").await;
     create_cm(&api, "page", "after-2").await;
-    tokio::time::sleep(Duration::from_millis(5000)).await;
-
-    let s = api
-        .get(&format!("{}?limit=2&continue={old_token}", cms("page")))
-        .await
-        .expect_status(410, "Expired");
+    // The compactor runs every 2 s; on a loaded machine its pass may come
+    // late, so wait for the answer to turn (up to 30 s) rather than a
+    // fixed time.
+    tokio::time::sleep(Duration::from_millis(4000)).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let page = format!("{}?limit=2&continue={old_token}", cms("page"));
+    while api.get(&page).await.status == 200 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let s = api.get(&page).await.expect_status(410, "Expired");
     assert!(
         message(&s).starts_with(
             "The provided continue parameter is too old to display a consistent list result."
