@@ -395,6 +395,13 @@ async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>,
                     s.listed.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
                     s.listed_kind(kind);
                 }
+                // A list that fails (a member answering errors) must not
+                // hold its objects' syncs back: they run without the cache
+                // (create-only applies, refusals read) and report what the
+                // member answers.
+                if let Some(s) = syncer.upgrade() {
+                    s.listed_kind(kind);
+                }
                 // A member without the API (or unreachable): try again later.
                 failures = failures.saturating_add(1);
                 tracing::debug!(resource = res.plural, error = %e, "member list failed");
