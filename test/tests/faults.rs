@@ -626,7 +626,13 @@ fn a_misconfigured_proxy_fails_clearly() {
         "a connection to a dead upstream must end at once: {n:?} after {:?}",
         t.elapsed()
     );
-    assert_eq!(proxy.upstream_errors(), 1);
+    // The proxy counts the refused upstream connection before it resets the
+    // client; allow its thread a moment to be observed from this one.
+    let seen = Instant::now();
+    while proxy.upstream_errors() == 0 && seen.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(proxy.upstream_errors(), 1, "read gave {n:?}");
     let wrong = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         proxy.kubeconfig("server: https://127.0.0.1:1")
     }));
