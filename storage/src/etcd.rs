@@ -15,6 +15,9 @@
 //! - Watches ask for previous values, progress notifications and
 //!   fragmented responses (a catch-up batch of many large events arrives
 //!   in pieces); etcd's compaction cancel becomes [`Error::Compacted`].
+//! - With [`EtcdOptions::expiry`], creates and updates of the expiring
+//!   prefix's keys attach a lease from [`leases`] (kube-apiserver's lease
+//!   manager), so etcd deletes them a TTL after their last write.
 //! - Several endpoints share one balanced channel, so the client keeps
 //!   working while a minority of a cluster is down.
 
@@ -34,6 +37,7 @@ use crate::{
     WatchMessage, WatchStream, prefix_end,
 };
 
+mod leases;
 pub mod pager;
 mod revision_reads;
 
@@ -64,6 +68,13 @@ pub struct EtcdOptions {
     /// Lists read in pages sized to a quarter of it (at most 8 MiB), so it
     /// bounds one response, not a list.
     pub max_response_bytes: usize,
+    /// Keys that expire after their last write: every create and update
+    /// of such a key attaches an etcd lease of the TTL (from
+    /// [`leases`], shared by the writes of a short window), so etcd itself
+    /// deletes the key and its watchers see the deletion; see
+    /// [`crate::expiry`] for the contract. A key written before this was
+    /// set (or by another client) keeps whatever lease it has.
+    pub expiry: Option<crate::Expiry>,
 }
 
 impl Default for EtcdOptions {
@@ -76,6 +87,7 @@ impl Default for EtcdOptions {
             progress_interval: Duration::from_secs(5),
             retain_history: Some(crate::compactor::DEFAULT_RETAIN),
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            expiry: None,
         }
     }
 }
@@ -98,6 +110,8 @@ pub struct EtcdStore {
     progress_safe: bool,
     /// The version the server reported at connect (empty if it did not).
     server_version: String,
+    /// Leases for [`EtcdOptions::expiry`], when set.
+    leases: Option<leases::Leases>,
 }
 
 /// Whether an etcd server of `version` answers `RequestProgress` only
@@ -161,7 +175,9 @@ impl EtcdStore {
                  3.5.13+); watch caches serve consistent reads from etcd"
             );
         }
+        let leases = opts.expiry.as_ref().map(|e| leases::Leases::new(e.ttl));
         let store = Arc::new(EtcdStore {
+            leases,
             client,
             kv_client,
             opts,
@@ -186,6 +202,25 @@ impl EtcdStore {
     /// not answer the status call.
     pub fn server_version(&self) -> &str {
         &self.server_version
+    }
+
+    /// The put options of a write of `key`: with a lease when the key
+    /// expires. Errors if etcd grants no lease.
+    async fn put_options(&self, key: &str) -> Result<Option<PutOptions>> {
+        let (Some(expiry), Some(leases)) = (&self.opts.expiry, &self.leases) else {
+            return Ok(None);
+        };
+        if !expiry.covers(key) {
+            return Ok(None);
+        }
+        let id = leases
+            .lease(|ttl| async move {
+                let mut client = self.client.lease_client();
+                let granted = self.call(client.grant(ttl, None)).await?;
+                Ok(granted.id())
+            })
+            .await?;
+        Ok(Some(PutOptions::new().with_lease(id)))
     }
 
     fn full(&self, key: &str) -> String {
@@ -409,9 +444,10 @@ impl Store for EtcdStore {
     async fn create(&self, key: &str, value: &[u8]) -> Result<KeyValue> {
         crate::error::check_size(value)?;
         let full = self.full(key);
+        let put = self.put_options(key).await?;
         let txn = Txn::new()
             .when([Compare::create_revision(full.clone(), CompareOp::Equal, 0)])
-            .and_then([TxnOp::put(full.clone(), value, None)])
+            .and_then([TxnOp::put(full.clone(), value, put)])
             .or_else([TxnOp::get(full, None)]);
         let resp = self.txn(txn).await?;
         if !resp.succeeded() {
@@ -430,16 +466,20 @@ impl Store for EtcdStore {
     async fn update(&self, key: &str, value: &[u8], expected: Revision) -> Result<KeyValue> {
         crate::error::check_size(value)?;
         let full = self.full(key);
+        // A put without a lease detaches the key's old one: every update of
+        // an expiring key attaches a fresh lease, so its TTL counts from
+        // this write.
+        let put = self
+            .put_options(key)
+            .await?
+            .unwrap_or_default()
+            .with_prev_key();
         let txn = Txn::new()
             .when([
                 Compare::create_revision(full.clone(), CompareOp::NotEqual, 0),
                 Compare::mod_revision(full.clone(), CompareOp::Equal, expected),
             ])
-            .and_then([TxnOp::put(
-                full.clone(),
-                value,
-                Some(PutOptions::new().with_prev_key()),
-            )])
+            .and_then([TxnOp::put(full.clone(), value, Some(put))])
             .or_else([TxnOp::get(full, None)]);
         let resp = self.txn(txn).await?;
         if !resp.succeeded() {

@@ -9,6 +9,9 @@
 //!   group commit, and a revision log that serves watches and historic reads;
 //! - [`etcd::EtcdStore`] (feature `etcd`): a real etcd through etcd-client.
 //!
+//! Either backend can make the keys of one prefix expire a fixed time
+//! after their last write ([`expiry::Expiry`]; etcd's leases).
+//!
 //! [`model::Model`] is a pure reference model of the same semantics, used by
 //! the property tests to check both backends.
 //!
@@ -25,10 +28,12 @@ pub mod embedded;
 mod error;
 #[cfg(feature = "etcd")]
 pub mod etcd;
+pub mod expiry;
 mod kv;
 pub mod model;
 
 pub use error::{Error, Result};
+pub use expiry::Expiry;
 pub use kv::{
     EventKind, KeyValue, ListOptions, ListResult, MAX_VALUE_BYTES, Revision, WatchEvent,
     WatchMessage, WatchStream, prefix_end,

@@ -67,6 +67,9 @@ pub struct EmbeddedOptions {
     /// them); a server with a watch cache in front reads the store
     /// rarely, so it needs little of it.
     pub page_cache_bytes: usize,
+    /// Keys that expire after their last write, deleted by a
+    /// [`crate::expiry::Sweeper`] (see [`crate::expiry`] for the contract).
+    pub expiry: Option<crate::Expiry>,
 }
 
 /// redb's default page cache, [`EmbeddedOptions::default`]'s.
@@ -80,6 +83,7 @@ impl Default for EmbeddedOptions {
             watch_buffer: 1024,
             max_batch: 4096,
             page_cache_bytes: DEFAULT_PAGE_CACHE_BYTES,
+            expiry: None,
         }
     }
 }
@@ -109,6 +113,8 @@ pub struct EmbeddedStore {
     /// gathers a batch it parks instead of spinning.
     writer_thread: std::thread::Thread,
     compactor: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// The sweeper of [`EmbeddedOptions::expiry`], aborted on close.
+    sweeper: Mutex<Option<tokio::task::JoinHandle<()>>>,
     closed: AtomicBool,
 }
 
@@ -184,11 +190,18 @@ impl EmbeddedStore {
             writer: Mutex::new(Some(writer)),
             writer_thread,
             compactor: Mutex::new(None),
+            sweeper: Mutex::new(None),
             closed: AtomicBool::new(false),
         });
         if let Some(retain) = opts.retain_history {
             let handle = crate::compactor::spawn(Arc::downgrade(&store), retain);
             if let Ok(mut slot) = store.compactor.lock() {
+                *slot = Some(handle);
+            }
+        }
+        if let Some(expiry) = opts.expiry {
+            let handle = crate::expiry::Sweeper::spawn(Arc::downgrade(&store), expiry);
+            if let Ok(mut slot) = store.sweeper.lock() {
                 *slot = Some(handle);
             }
         }
@@ -317,8 +330,10 @@ impl Store for EmbeddedStore {
         if self.closed.swap(true, Ordering::AcqRel) {
             return;
         }
-        if let Some(handle) = self.compactor.lock().ok().and_then(|mut c| c.take()) {
-            handle.abort();
+        for task in [&self.compactor, &self.sweeper] {
+            if let Some(handle) = task.lock().ok().and_then(|mut c| c.take()) {
+                handle.abort();
+            }
         }
         // Dropping the sender lets the writer drain what is queued and exit.
         if let Ok(mut requests) = self.requests.lock() {
@@ -333,8 +348,10 @@ impl Store for EmbeddedStore {
 
 impl Drop for EmbeddedStore {
     fn drop(&mut self) {
-        if let Some(handle) = self.compactor.get_mut().ok().and_then(|c| c.take()) {
-            handle.abort();
+        for task in [&mut self.compactor, &mut self.sweeper] {
+            if let Some(handle) = task.get_mut().ok().and_then(|c| c.take()) {
+                handle.abort();
+            }
         }
     }
 }
