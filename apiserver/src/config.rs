@@ -183,6 +183,14 @@ pub struct Config {
     #[arg(long, default_value = "1m", value_parser = parse_duration)]
     pub etcd_count_metric_poll_period: std::time::Duration,
 
+    /// Amount of time to retain events (kube-apiserver's `--event-ttl`, Go
+    /// duration syntax): an Event (core/v1 or events.k8s.io/v1) is deleted
+    /// this long after its last write, and watchers see it DELETED; an
+    /// update starts the time again. Whole seconds, as upstream; under
+    /// `1s` Events never expire.
+    #[arg(long, default_value = "1h0m0s", value_parser = parse_go_duration)]
+    pub event_ttl: std::time::Duration,
+
     /// Serve lists and watches from an in-memory watch cache per resource
     /// (kube-apiserver's `--watch-cache`); `--watch-cache=false` reads the
     /// store for every request.
@@ -494,6 +502,86 @@ pub fn parse_duration(s: &str) -> std::result::Result<std::time::Duration, Strin
     Ok(std::time::Duration::from_millis(ms))
 }
 
+/// Parses a duration as Go's `time.ParseDuration` does (what
+/// kube-apiserver's duration flags accept): a sequence of decimal numbers,
+/// each with an optional fraction and a unit (`ns`, `us`, `µs`, `ms`, `s`,
+/// `m`, `h`), e.g. `1h0m0s`, `1.5h`, `5m`, `300ms`; `0` needs no unit.
+/// Errors carry Go's messages (`time: invalid duration "bogus"`), and a
+/// negative duration, which no flag here means, is refused.
+pub fn parse_go_duration(s: &str) -> std::result::Result<std::time::Duration, String> {
+    use skein_admission::gofmt::quote;
+    let invalid = || format!("time: invalid duration {}", quote(s));
+    let (negative, mut rest) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if rest == "0" {
+        return Ok(std::time::Duration::ZERO);
+    }
+    if rest.is_empty() {
+        return Err(invalid());
+    }
+    let digits = |t: &str| t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let mut nanos: u128 = 0;
+    while !rest.is_empty() {
+        let (whole, after) = rest.split_at(digits(rest));
+        let (fraction, after) = match after.strip_prefix('.') {
+            Some(f) => f.split_at(digits(f)),
+            None => ("", after),
+        };
+        if whole.is_empty() && fraction.is_empty() {
+            return Err(invalid());
+        }
+        let unit_len = after
+            .find(|c: char| c == '.' || c.is_ascii_digit())
+            .unwrap_or(after.len());
+        let (unit, after) = after.split_at(unit_len);
+        rest = after;
+        let per: u128 = match unit {
+            "" => return Err(format!("time: missing unit in duration {}", quote(s))),
+            "ns" => 1,
+            "us" | "µs" | "μs" => 1_000,
+            "ms" => 1_000_000,
+            "s" => 1_000_000_000,
+            "m" => 60_000_000_000,
+            "h" => 3_600_000_000_000,
+            _ => {
+                return Err(format!(
+                    "time: unknown unit {} in duration {}",
+                    quote(unit),
+                    quote(s)
+                ));
+            }
+        };
+        let whole: u128 = if whole.is_empty() {
+            0
+        } else {
+            whole.parse().map_err(|_| invalid())?
+        };
+        // Go keeps the fraction's leading digits that matter; 18 is beyond
+        // a nanosecond of any unit.
+        let fraction = &fraction[..fraction.len().min(18)];
+        let scaled = if fraction.is_empty() {
+            0
+        } else {
+            let f: u128 = fraction.parse().map_err(|_| invalid())?;
+            f * per / 10u128.pow(u32::try_from(fraction.len()).unwrap_or(18))
+        };
+        nanos = whole
+            .checked_mul(per)
+            .and_then(|n| n.checked_add(scaled))
+            .and_then(|n| n.checked_add(nanos))
+            .filter(|n| *n <= i64::MAX as u128)
+            .ok_or_else(invalid)?;
+    }
+    if negative && nanos > 0 {
+        return Err(format!("negative duration {} is not allowed", quote(s)));
+    }
+    let nanos = u64::try_from(nanos).map_err(|_| invalid())?;
+    Ok(std::time::Duration::from_nanos(nanos))
+}
+
 impl Config {
     /// The admission plugins' settings (Service CIDR and node ports).
     pub fn admission(&self) -> crate::admission::AdmissionConfig {
@@ -544,6 +632,7 @@ impl Config {
             max_requests_inflight: 400,
             max_mutating_requests_inflight: 200,
             etcd_count_metric_poll_period: std::time::Duration::from_secs(60),
+            event_ttl: std::time::Duration::from_secs(3600),
             watch_cache: true,
             embedded_cache_mib: None,
             protect: ProtectConfig {
@@ -590,4 +679,45 @@ fn parse_port_range(s: &str) -> Result<std::ops::RangeInclusive<u16>, String> {
         return Err(format!("{s:?} is not a valid port range"));
     }
     Ok(lo..=hi)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn go_durations_parse_as_go_does() {
+        let ok = |s: &str| parse_go_duration(s).expect(s);
+        assert_eq!(ok("1h0m0s"), Duration::from_secs(3600));
+        assert_eq!(ok("5m"), Duration::from_secs(300));
+        assert_eq!(ok("30s"), Duration::from_secs(30));
+        assert_eq!(ok("1.5h"), Duration::from_secs(5400));
+        assert_eq!(ok("300ms"), Duration::from_millis(300));
+        assert_eq!(ok("1m30.5s"), Duration::from_millis(90_500));
+        assert_eq!(ok("2us"), Duration::from_micros(2));
+        assert_eq!(ok("0"), Duration::ZERO);
+        assert_eq!(ok("+3s"), Duration::from_secs(3));
+        assert_eq!(ok("-0s"), Duration::ZERO);
+        assert_eq!(
+            parse_go_duration("bogus"),
+            Err(r#"time: invalid duration "bogus""#.into())
+        );
+        assert_eq!(
+            parse_go_duration("5"),
+            Err(r#"time: missing unit in duration "5""#.into())
+        );
+        assert_eq!(
+            parse_go_duration("5d"),
+            Err(r#"time: unknown unit "d" in duration "5d""#.into())
+        );
+        assert!(parse_go_duration("").is_err());
+        assert!(parse_go_duration(".s").is_err());
+        assert!(parse_go_duration("1h-1s").is_err());
+        assert!(parse_go_duration("9999999999h").is_err());
+        assert_eq!(
+            parse_go_duration("-1h"),
+            Err(r#"negative duration "-1h" is not allowed"#.into())
+        );
+    }
 }

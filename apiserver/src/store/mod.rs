@@ -23,7 +23,9 @@ pub mod objects;
 /// is wrapped in the [`EncryptingStore`] when `--encryption-provider-config`
 /// is given (checked before anything is opened), then in the
 /// [`MetricsStore`] that times its calls into `metrics` (the server
-/// instance's).
+/// instance's). Either backend expires Events `--event-ttl` after their
+/// last write ([`event_expiry`]; etcd through leases, the
+/// embedded store through its sweeper), and nothing else.
 pub async fn open_store(
     config: &Config,
     metrics: Arc<crate::metrics::Metrics>,
@@ -49,6 +51,7 @@ pub async fn open_store(
             EmbeddedOptions {
                 retain_history: config.retain_history(),
                 page_cache_bytes: config.embedded_cache_bytes(),
+                expiry: event_expiry(config),
                 ..EmbeddedOptions::default()
             },
         )
@@ -60,9 +63,43 @@ pub async fn open_store(
             endpoints: config.etcd_servers.clone(),
             prefix: config.etcd_prefix.clone(),
             retain_history: config.retain_history(),
+            expiry: event_expiry(config),
             ..Default::default()
         })
         .await?;
         Ok(wrap(store))
+    }
+}
+
+/// How Events expire (`--event-ttl`): the storage prefix of Events
+/// (core/v1 and events.k8s.io/v1 share it) with the TTL truncated to
+/// whole seconds, as kube-apiserver's event storage does; `None` when
+/// that is zero (Events are kept until deleted).
+pub fn event_expiry(config: &Config) -> Option<skein_storage::Expiry> {
+    let ttl = std::time::Duration::from_secs(config.event_ttl.as_secs());
+    (!ttl.is_zero()).then(|| skein_storage::Expiry {
+        prefix: crate::registry::key::EVENTS.to_string(),
+        ttl,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn event_expiry_is_whole_seconds_and_zero_is_off() {
+        let mut config = Config::with_data_dir("/tmp/x");
+        let expiry = event_expiry(&config).expect("default 1h");
+        assert_eq!(expiry.ttl, Duration::from_secs(3600));
+        assert_eq!(expiry.prefix, crate::registry::key::EVENTS);
+        config.event_ttl = Duration::from_millis(3999);
+        assert_eq!(
+            event_expiry(&config).map(|e| e.ttl),
+            Some(Duration::from_secs(3))
+        );
+        config.event_ttl = Duration::from_millis(999);
+        assert_eq!(event_expiry(&config), None);
     }
 }
