@@ -159,7 +159,9 @@ pub fn event(
 /// message is not created again; the first one gets `count` + 1 and the
 /// new `lastTimestamp`. The Event is therefore named after that key
 /// (`<object>.<hash of the key>`, [`aggregation_name`]), so repeats find it
-/// by name, across restarts and replicas.
+/// by name, across restarts and replicas. An Event that expires
+/// (`--event-ttl`) or is deleted between the create and the bump is
+/// created again, with `count` 1.
 ///
 /// # Errors
 ///
@@ -181,21 +183,43 @@ pub async fn record(
         field_manager: field_manager.into(),
         ..WriteOptions::default()
     };
-    match registry.create(&events, &namespace, event, &opts).await {
-        Ok(_) => Ok(()),
-        Err(e) if e.kind() == crate::status::ErrorKind::AlreadyExists => registry
-            .update_with(&events, &namespace, &name, Target::Main, &opts, |current| {
-                let mut next = current.clone();
-                let count = current.get("count").and_then(Value::as_i64).unwrap_or(1);
-                next["count"] = json!(count.saturating_add(1));
-                next["lastTimestamp"] = last.clone();
-                Ok(next)
-            })
+    let mut attempt = 1;
+    loop {
+        let err = match registry
+            .create(&events, &namespace, event.clone(), &opts)
             .await
-            .map(|_| ()),
-        Err(e) => Err(e),
+        {
+            Ok(_) => return Ok(()),
+            Err(e) if e.kind() == crate::status::ErrorKind::AlreadyExists => {
+                let bumped = registry
+                    .update_with(&events, &namespace, &name, Target::Main, &opts, |current| {
+                        let mut next = current.clone();
+                        let count = current.get("count").and_then(Value::as_i64).unwrap_or(1);
+                        next["count"] = json!(count.saturating_add(1));
+                        next["lastTimestamp"] = last.clone();
+                        Ok(next)
+                    })
+                    .await;
+                match bumped {
+                    Ok(_) => return Ok(()),
+                    Err(e) => e,
+                }
+            }
+            Err(e) => return Err(e),
+        };
+        // Gone between the create and the bump: expired (`--event-ttl`)
+        // or deleted. Record it afresh, as client-go's recorder creates
+        // the Event again when its patch finds none.
+        if err.kind() != crate::status::ErrorKind::NotFound || attempt == RECORD_ATTEMPTS {
+            return Err(err);
+        }
+        attempt += 1;
     }
 }
+
+/// Creates (or bumps) tried by [`record`] while its Event keeps vanishing
+/// between the two.
+const RECORD_ATTEMPTS: usize = 3;
 
 /// `<involved object name>.<16 hex digits>`: FNV-1a over what makes two
 /// Events the same to upstream's recorder (source component and host,
