@@ -21,6 +21,8 @@
 //! - [`webhook::ConversionWebhook`]: a CRD conversion webhook on loopback.
 //! - [`fault::FaultProxy`]: a fault-injecting TCP proxy between the
 //!   federation and a member (latency, resets, black hole, cuts).
+//! - [`metrics`]: request counts read from a server's `/metrics` (writes
+//!   by verb and resource).
 //! - [`invariants::check`]: the federation's invariants after faults,
 //!   computed from the placement annotations (the chaos run's checker).
 //! - [`proxied::Proxied`]: a federation whose members sit behind fault
@@ -37,6 +39,7 @@ pub mod in_process;
 pub mod invariants;
 pub mod kubectl;
 pub mod member;
+pub mod metrics;
 pub mod oidc;
 pub mod proxied;
 pub mod server;

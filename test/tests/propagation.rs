@@ -1393,28 +1393,10 @@ async fn restart_during_fan_out() {
     }
 }
 
-/// The member's write requests so far: the sum of its
-/// `apiserver_request_total` over the verbs that write.
+/// The member's write requests so far (every verb that writes, from its
+/// `apiserver_request_total`).
 fn member_writes(m: &Member, k: &Path) -> u64 {
-    let metrics = m.kubectl(k, &["get", "--raw", "/metrics"]);
-    metrics
-        .lines()
-        .filter(|l| l.starts_with("apiserver_request_total{"))
-        .filter(|l| {
-            [
-                "POST",
-                "PUT",
-                "PATCH",
-                "DELETE",
-                "APPLY",
-                "DELETECOLLECTION",
-            ]
-            .iter()
-            .any(|v| l.contains(&format!("verb=\"{v}\"")))
-        })
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .map(|v| v as u64)
-        .sum()
+    skein_tests::metrics::writes(&m.kubectl(k, &["get", "--raw", "/metrics"]))
 }
 
 /// Unjoining a cluster deletes the federation's copies on it; `--orphan`

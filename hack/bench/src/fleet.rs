@@ -357,7 +357,9 @@ struct Loss {
     not_ready_after: Duration,
     replanned_after: Option<Duration>,
     rejoined_after: Option<Duration>,
-    rejoin_writes: u64,
+    /// The lost member's write requests from its loss to converged, by
+    /// verb and resource.
+    rejoin_writes: BTreeMap<(String, String), u64>,
     held: usize,
 }
 
@@ -547,7 +549,7 @@ async fn run_one(args: &Args, n: usize) -> anyhow::Result<Outcome> {
 
         eprintln!("  member m{LOST} lost (partitioned)");
         let held = copies_on(&api, "m0").await?;
-        let writes_before = member_writes(&fleet.client(LOST)?).await?;
+        let writes_before = member_writes_by(&fleet.client(LOST)?).await?;
         let proxy = fleet
             .proxies
             .get(&LOST)
@@ -569,7 +571,10 @@ async fn run_one(args: &Args, n: usize) -> anyhow::Result<Outcome> {
             .count();
         let rejoined = wait_copies(&api, "m0", expected_m0, limit).await?;
         tokio::time::sleep(Duration::from_secs(3)).await;
-        let rejoin_writes = member_writes(&fleet.client(LOST)?).await? - writes_before;
+        let rejoin_writes = skein_tests::metrics::growth(
+            &writes_before,
+            &member_writes_by(&fleet.client(LOST)?).await?,
+        );
         loss = Some(Loss {
             not_ready_after: not_ready_after.max(t_nr - t_stop),
             replanned_after,
@@ -972,28 +977,16 @@ async fn fleet_writes(fleet: &Fleet, n: usize) -> anyhow::Result<u64> {
 /// A member's write requests so far (`apiserver_request_total` over the
 /// verbs that write).
 async fn member_writes(api: &Https) -> anyhow::Result<u64> {
+    Ok(member_writes_by(api).await?.values().sum())
+}
+
+/// A member's write requests so far by verb and resource.
+async fn member_writes_by(api: &Https) -> anyhow::Result<BTreeMap<(String, String), u64>> {
     let body = api
         .expect(200, Method::GET, "/metrics", None)
         .await
         .context("a member's /metrics")?;
-    Ok(String::from_utf8_lossy(&body)
-        .lines()
-        .filter(|l| l.starts_with("apiserver_request_total{"))
-        .filter(|l| {
-            [
-                "POST",
-                "PUT",
-                "PATCH",
-                "DELETE",
-                "APPLY",
-                "DELETECOLLECTION",
-            ]
-            .iter()
-            .any(|v| l.contains(&format!("verb=\"{v}\"")))
-        })
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .map(|v| v as u64)
-        .sum())
+    Ok(skein_tests::metrics::writes_by_resource(&String::from_utf8_lossy(&body)))
 }
 
 fn secs(v: Option<f64>) -> String {
@@ -1093,7 +1086,7 @@ fn render(args: &Args, outcomes: &[Outcome], total: Duration) -> String {
                     format!("{:.1}", l.not_ready_after.as_secs_f64()),
                     s(l.replanned_after),
                     s(l.rejoined_after),
-                    format!("{} / {}", l.rejoin_writes, l.held),
+                    format!("{} / {}", l.rejoin_writes.values().sum::<u64>(), l.held),
                 )
             },
         );
@@ -1102,6 +1095,21 @@ fn render(args: &Args, outcomes: &[Outcome], total: Duration) -> String {
             "| {} | {idle} | {rw} | {nr} | {rp} | {rj} | {rjw} |",
             o.members
         );
+    }
+    for o in outcomes {
+        if let Some(l) = &o.loss {
+            let by: Vec<String> = l
+                .rejoin_writes
+                .iter()
+                .map(|((verb, res), n)| format!("{verb} {res}: {n}"))
+                .collect();
+            let _ = writeln!(
+                w,
+                "\nRejoin writes at {} members, by verb and resource: {}.",
+                o.members,
+                if by.is_empty() { "none".to_owned() } else { by.join(", ") }
+            );
+        }
     }
     if let Some(o) = outcomes.iter().max_by_key(|o| o.members) {
         let _ = writeln!(w, "\nThresholds at {} members:\n", o.members);
