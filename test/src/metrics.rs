@@ -4,7 +4,14 @@
 use std::collections::BTreeMap;
 
 /// The verbs of `apiserver_request_total` that write.
-pub const WRITE_VERBS: &[&str] = &["POST", "PUT", "PATCH", "DELETE", "APPLY", "DELETECOLLECTION"];
+pub const WRITE_VERBS: &[&str] = &[
+    "POST",
+    "PUT",
+    "PATCH",
+    "DELETE",
+    "APPLY",
+    "DELETECOLLECTION",
+];
 
 /// Write requests by `(verb, resource)` (`resource` with its `/subresource`
 /// when it has one), summed over codes and groups, from a Prometheus text
@@ -81,6 +88,9 @@ mod tests {
         assert_eq!(writes(text), 13);
         let mut later = by.clone();
         later.insert(key("DELETE", "configmaps"), 4);
-        assert_eq!(growth(&by, &later), BTreeMap::from([(key("DELETE", "configmaps"), 3)]));
+        assert_eq!(
+            growth(&by, &later),
+            BTreeMap::from([(key("DELETE", "configmaps"), 3)])
+        );
     }
 }

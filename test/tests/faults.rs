@@ -150,6 +150,11 @@ async fn converged(p: &Proxied, timeout: Duration) -> Duration {
     }
 }
 
+/// The member's write requests so far, by verb and resource.
+async fn member_writes(api: &Api) -> std::collections::BTreeMap<(String, String), u64> {
+    skein_tests::metrics::writes_by_resource(&api.get("/metrics").await.text())
+}
+
 fn names(prefix: &str, n: usize) -> Vec<String> {
     (0..n).map(|i| format!("{prefix}-{i}")).collect()
 }
@@ -266,6 +271,13 @@ async fn partition_replans_and_a_wiped_member_recovers() {
     api.post("/apis/apps/v1/namespaces/default/deployments", &web)
         .await
         .expect(201);
+    // The default (`rebalance: false`): b's share moves away and stays.
+    let mut steady = web.clone();
+    steady["metadata"]["name"] = json!("steady");
+    steady["metadata"]["annotations"] = json!({});
+    api.post("/apis/apps/v1/namespaces/default/deployments", &steady)
+        .await
+        .expect(201);
     let members: Vec<Api> = ["a", "b", "c"]
         .iter()
         .map(|n| member_api(p.f.member(n)))
@@ -320,6 +332,7 @@ async fn partition_replans_and_a_wiped_member_recovers() {
     );
 
     // Heal: b is Ready again, gets what it missed and its share back.
+    let b_writes = member_writes(&members[1]).await;
     let t = Instant::now();
     p.proxy("b").heal();
     p.wait_ready("b", true, Duration::from_secs(30)).await;
@@ -337,6 +350,21 @@ async fn partition_replans_and_a_wiped_member_recovers() {
     println!(
         "healed: b Ready after {t_ready:?}, 2/2/2 after {t_split:?}, invariants {t_conv:?} later"
     );
+    // b was sent only what changed for it while it was away: the
+    // ConfigMaps made meanwhile, and `steady` scaled to the 0 replicas it
+    // keeps (its 2 moved to a and c for good). `web`, planned down to 0
+    // while b was away and back to the 2 b holds now, is not written.
+    let healed_writes = skein_tests::metrics::growth(&b_writes, &member_writes(&members[1]).await);
+    let key = |v: &str, r: &str| (v.to_owned(), r.to_owned());
+    assert_eq!(
+        healed_writes,
+        std::collections::BTreeMap::from([
+            (key("APPLY", "configmaps"), during.len() as u64),
+            (key("APPLY", "deployments"), 1),
+        ]),
+        "b's writes from the heal until converged, by verb and resource"
+    );
+    assert_eq!(replicas(&members[1], "steady").await, Some(0));
 
     // c goes away (the federation sees it not Ready), its store is wiped,
     // and it comes back on the same port with the same certificates.

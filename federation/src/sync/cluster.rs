@@ -95,6 +95,9 @@ pub struct ClusterSyncer {
     /// it is not, workers and watch loops wait instead of retrying, so a
     /// member that stays unreachable costs nothing beyond its probes.
     reachable: tokio::sync::watch::Sender<bool>,
+    /// Plans older than this ([`Plan::seq`]) are stale here: the Cluster
+    /// changed since (see [`ClusterSyncer::replan_from`]).
+    replan_from: std::sync::atomic::AtomicU64,
     /// How many resources the syncer watches: one watch loop for each
     /// index of [`Shared::kinds`] below it.
     watched: Mutex<usize>,
@@ -136,6 +139,7 @@ impl ClusterSyncer {
             listed: std::sync::atomic::AtomicUsize::new(0),
             listing: Mutex::default(),
             reachable: tokio::sync::watch::Sender::new(reachable),
+            replan_from: std::sync::atomic::AtomicU64::new(0),
             watched: Mutex::new(0),
         });
         let mut tasks = Vec::new();
@@ -160,6 +164,16 @@ impl ClusterSyncer {
             *r = ready;
             changed
         });
+    }
+
+    /// Tells the syncer that its Cluster changed in a way that re-plans
+    /// every object: plans started before `seq` ([`Plan::seq`]) are not
+    /// carried out here (their objects are planned again, and the newer
+    /// plan is queued). So a member back from an outage is sent only what
+    /// is planned for it now, not what was planned while it was away.
+    pub fn replan_from(&self, seq: u64) {
+        self.replan_from
+            .fetch_max(seq, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// How many objects wait in this syncer's queue.
@@ -670,6 +684,12 @@ impl ClusterSyncer {
         if !self.cache_holds_kind_of(id) {
             return Ok(());
         }
+        let from = self.replan_from.load(std::sync::atomic::Ordering::SeqCst);
+        if shared.plan(id).is_some_and(|p| p.seq < from) {
+            // Stale: the re-plan queued with the Cluster's change brings
+            // the current plan.
+            return Ok(());
+        }
         lock(&self.syncing).insert(id.clone(), Pass::default());
         let result = match self.sync_pass(shared, id, false).await {
             Err(Retry::Look) => self.sync_pass(shared, id, true).await,
@@ -773,6 +793,26 @@ impl ClusterSyncer {
             Desired::Orphaned => PlanDesired::Orphaned,
         };
         let action = plan::plan(plan_desired, observed.as_deref(), &uid, policy);
+        if !matches!(action, Action::Nothing | Action::Conflict { .. }) {
+            tracing::debug!(
+                cluster = self.name,
+                object = %id.key,
+                resource = res.plural,
+                ?action,
+                observed = observed
+                    .as_deref()
+                    .and_then(|o| object::meta_str(o, "resourceVersion")),
+                differs = match (&desired, observed.as_deref()) {
+                    (Desired::Copy(d), Some(o)) => plan::differences(d, o, 3)
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    _ => String::new(),
+                },
+                "syncer writes"
+            );
+        }
         if let Desired::Unrenderable(msg) = &desired {
             shared.set_copy_state(id, &self.name, state(State::Failed, msg.clone(), None));
             if !matches!(action, Action::Delete) {
@@ -988,6 +1028,12 @@ impl ClusterSyncer {
         if plan::contained(&rest, observed).is_ok() && !plan::skein_owns_more(&rest, observed) {
             return Ok(());
         }
+        tracing::debug!(
+            cluster = self.name,
+            object = object::name(copy),
+            resource = res.plural,
+            "syncer applies around drift"
+        );
         self.api.apply(res, &rest, false).await.map(|_| ())
     }
 

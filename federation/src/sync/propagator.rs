@@ -114,6 +114,7 @@ async fn run(registry: Registry, config: MemberConfig) {
         snapshots: Default::default(),
         metrics: Arc::default(),
         pending: Default::default(),
+        plan_seq: Default::default(),
     });
     let fleet = crate::metrics::FleetCollector::new(&shared);
     shared
@@ -157,6 +158,33 @@ async fn run(registry: Registry, config: MemberConfig) {
             n = cluster_notices.next() => match n {
                 Some(n) => {
                     reconcile_syncers(&shared, &secrets).await;
+                    // Probes rewrite a Cluster's status every period: only
+                    // what the scheduler reads re-plans every object.
+                    let changed = match &n {
+                        Notice::Applied(c) => {
+                            let name = object::name(c).to_owned();
+                            let print = scheduling_fingerprint(c);
+                            let changed = fingerprints.insert(name, print.clone()) != Some(print);
+                            if changed {
+                                replan_from_now(&shared, shared.syncer(object::name(c)));
+                            }
+                            changed
+                        }
+                        Notice::Deleted(c) => {
+                            fingerprints.remove(object::name(c));
+                            shared.forget_cluster(object::name(c));
+                            true
+                        }
+                        Notice::Resync => {
+                            for s in shared.all_syncers() {
+                                replan_from_now(&shared, Some(s));
+                            }
+                            true
+                        }
+                    };
+                    // After the syncer was told to wait for the re-plan: a
+                    // member coming back must not be sent what was planned
+                    // while it was away.
                     match &n {
                         Notice::Applied(c) => tell_reachability(&shared, c),
                         Notice::Deleted(_) => {}
@@ -166,21 +194,6 @@ async fn run(registry: Registry, config: MemberConfig) {
                             }
                         }
                     }
-                    // Probes rewrite a Cluster's status every period: only
-                    // what the scheduler reads re-plans every object.
-                    let changed = match &n {
-                        Notice::Applied(c) => {
-                            let name = object::name(c).to_owned();
-                            let print = scheduling_fingerprint(c);
-                            fingerprints.insert(name, print.clone()) != Some(print)
-                        }
-                        Notice::Deleted(c) => {
-                            fingerprints.remove(object::name(c));
-                            shared.forget_cluster(object::name(c));
-                            true
-                        }
-                        Notice::Resync => true,
-                    };
                     if changed {
                         enqueue_all(&shared);
                     }
@@ -196,6 +209,19 @@ async fn run(registry: Registry, config: MemberConfig) {
                 None => return,
             },
         }
+    }
+}
+
+/// Makes the plans made so far stale for `syncer` (it skips them): its
+/// Cluster changed in a way that re-plans every object, and the re-plan,
+/// queued right after, sends it the plans to carry out.
+fn replan_from_now(shared: &Shared, syncer: Option<Arc<ClusterSyncer>>) {
+    if let Some(s) = syncer {
+        let seq = shared
+            .plan_seq
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+            + 1;
+        s.replan_from(seq);
     }
 }
 
@@ -584,6 +610,8 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), skein_apiserver:
     let Some(kind) = shared.kinds.get(id.kind) else {
         return Ok(());
     };
+    // Read before anything the plan is made from.
+    let seq = shared.plan_seq.load(std::sync::atomic::Ordering::SeqCst);
     let holders = holders(shared, id);
     let Some(obj) = shared.object(id) else {
         // Gone from the federation: any copy left is a stray.
@@ -592,6 +620,7 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), skein_apiserver:
             return Ok(());
         }
         let plan = Plan {
+            seq,
             uid: String::new(),
             source: None,
             generation: 0,
@@ -646,6 +675,7 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), skein_apiserver:
             })
             .collect();
         let plan = Plan {
+            seq,
             uid,
             source: Some(obj.clone()),
             generation,
@@ -666,6 +696,7 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), skein_apiserver:
                 .iter()
                 .any(|f| f == ORPHAN_FINALIZER);
         let plan = Plan {
+            seq,
             uid,
             source: Some(obj.clone()),
             generation,
@@ -760,22 +791,28 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), skein_apiserver:
     }
     let mut copies: BTreeMap<String, Desired> = BTreeMap::new();
     let mut assigned = BTreeMap::new();
+    // A copy is a function of its replicas, completions and override only:
+    // clusters without an override that get the same share get the same
+    // copy, rendered once and shared (a Duplicated object on 100 clusters
+    // is one copy in memory, not 100).
+    let mut shared_renders: Vec<(Share, Desired)> = Vec::new();
     for (cluster, a) in &decision.assignments {
         let replicas = match a {
             scheduler::Assignment::Replicas(n) => Some(*n),
             scheduler::Assignment::Whole => None,
         };
         assigned.insert(cluster.clone(), replicas);
-        copies.insert(
-            cluster.clone(),
-            render_for(
-                &obj,
-                cluster,
-                replicas,
-                completions.get(cluster).copied(),
-                &placement,
-            ),
-        );
+        let share = (replicas, completions.get(cluster).copied());
+        let copy = if placement.overrides.contains_key(cluster) {
+            render_for(&obj, cluster, share.0, share.1, &placement)
+        } else if let Some((_, d)) = shared_renders.iter().find(|(k, _)| *k == share) {
+            d.clone()
+        } else {
+            let d = render_for(&obj, cluster, share.0, share.1, &placement);
+            shared_renders.push((share, d.clone()));
+            d
+        };
+        copies.insert(cluster.clone(), copy);
     }
     for c in holders {
         let d = removal(shared, &c, false);
@@ -802,6 +839,7 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), skein_apiserver:
             .add_after(id.clone(), Duration::from_millis(millis + 100));
     }
     let plan = Plan {
+        seq,
         uid,
         source: Some(obj.clone()),
         generation,
@@ -818,6 +856,10 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), skein_apiserver:
     dispatch(shared, id, plan);
     Ok(())
 }
+
+/// A cluster's replicas and completions: with no override, what its copy
+/// is rendered from besides the object.
+type Share = (Option<i64>, Option<i64>);
 
 fn default_policy() -> Policy {
     Policy {

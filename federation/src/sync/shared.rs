@@ -142,6 +142,11 @@ pub enum Desired {
 pub struct Plan {
     /// The federated object's uid.
     pub uid: String,
+    /// The [`Shared::plan_seq`] this plan was started at: a syncer skips
+    /// a plan older than its Cluster's last scheduling change
+    /// ([`super::cluster::ClusterSyncer::replan_from`]), as the re-plan
+    /// that change queued will send it a newer one.
+    pub seq: u64,
     /// The version of the federated object this plan was made from
     /// (`None` once it is gone): a later version that differs only in its
     /// status plans the same ([`super::plan::status_only_change`]).
@@ -262,6 +267,9 @@ pub struct Shared {
     /// accepted yet, and since when: the start of its submit-to-applied
     /// time ([`Shared::planned`], [`Shared::set_copy_state`]).
     pub pending: Mutex<HashMap<ObjId, BTreeMap<String, Since>>>,
+    /// Counts plan starts and Cluster changes (see [`Plan::seq`]); only
+    /// ever grows.
+    pub plan_seq: std::sync::atomic::AtomicU64,
 }
 
 /// How long a change waits before it is recorded, so that the changes of

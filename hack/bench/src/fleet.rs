@@ -85,6 +85,11 @@ pub struct Args {
     /// Skip the restart and member-loss phases.
     #[arg(long)]
     scale_only: bool,
+    /// Copy the federation's log here at the end of each run (set
+    /// `RUST_LOG`, e.g. `info,skein_federation::sync=debug`, to trace
+    /// the syncers' writes).
+    #[arg(long)]
+    federation_log: Option<PathBuf>,
 }
 
 /// Clusters per region (each team Namespace selects one region).
@@ -361,6 +366,27 @@ struct Loss {
     /// verb and resource.
     rejoin_writes: BTreeMap<(String, String), u64>,
     held: usize,
+    /// Deployment copies whose share moved away while the member was lost
+    /// (their scale-down to 0 is a rightful write on rejoin).
+    moving: u64,
+}
+
+impl Loss {
+    /// Rejoin writes that scaled a moved share to 0 (at most one per
+    /// Deployment copy whose share moved).
+    fn scaled_down(&self) -> u64 {
+        let applies = self
+            .rejoin_writes
+            .get(&("APPLY".to_owned(), "deployments".to_owned()))
+            .copied()
+            .unwrap_or(0);
+        applies.min(self.moving)
+    }
+
+    /// Rejoin writes that carried nothing new: every other write.
+    fn re_applied(&self) -> u64 {
+        self.rejoin_writes.values().sum::<u64>() - self.scaled_down()
+    }
 }
 
 /// Runs the benchmark and prints its report.
@@ -549,6 +575,13 @@ async fn run_one(args: &Args, n: usize) -> anyhow::Result<Outcome> {
 
         eprintln!("  member m{LOST} lost (partitioned)");
         let held = copies_on(&api, "m0").await?;
+        // Its Divided shares move away for good (`rebalance: false`): each
+        // such copy is rightly scaled to 0 when it is back.
+        let moving = divided_shares(&api, "team-0", "m0")
+            .await?
+            .iter()
+            .filter(|(_, on)| *on > 0)
+            .count() as u64;
         let writes_before = member_writes_by(&fleet.client(LOST)?).await?;
         let proxy = fleet
             .proxies
@@ -581,9 +614,14 @@ async fn run_one(args: &Args, n: usize) -> anyhow::Result<Outcome> {
             rejoined_after: rejoined.then(|| t_start.elapsed()),
             rejoin_writes,
             held,
+            moving,
         });
     }
     let _ = fed_pid;
+    if let Some(to) = &args.federation_log {
+        std::fs::copy(fed.server.data_dir.join("skein.log"), to)
+            .with_context(|| format!("copying the federation's log to {}", to.display()))?;
+    }
     Ok(Outcome {
         members: n,
         objects: all.len(),
@@ -865,6 +903,45 @@ async fn wait_ready(
     }
 }
 
+/// Each Divided Deployment of `ns` as its Placement's decision reads:
+/// (replicas placed in all, replicas on `cluster`).
+async fn divided_shares(api: &Https, ns: &str, cluster: &str) -> anyhow::Result<Vec<(i64, i64)>> {
+    let body = api
+        .expect(
+            200,
+            Method::GET,
+            &format!("/apis/federation.skein.io/v1alpha1/namespaces/{ns}/placements"),
+            None,
+        )
+        .await?;
+    let list: Value = serde_json::from_slice(&body).context("Placements")?;
+    Ok(list["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|p| {
+            p["metadata"]["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("deployment-"))
+        })
+        .map(|p| {
+            let clusters = p["status"]["decision"]["clusters"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let replicas = |c: &Value| c["replicas"].as_i64().unwrap_or(0);
+            (
+                clusters.iter().map(replicas).sum(),
+                clusters
+                    .iter()
+                    .filter(|c| c["name"] == cluster)
+                    .map(replicas)
+                    .sum(),
+            )
+        })
+        .collect())
+}
+
 /// Waits until no Divided Deployment of `ns` has replicas on `cluster`
 /// and each still places all of its replicas; whether that happened.
 async fn wait_replanned(
@@ -875,37 +952,8 @@ async fn wait_replanned(
 ) -> anyhow::Result<bool> {
     let t0 = Instant::now();
     loop {
-        let body = api
-            .expect(
-                200,
-                Method::GET,
-                &format!("/apis/federation.skein.io/v1alpha1/namespaces/{ns}/placements"),
-                None,
-            )
-            .await?;
-        let list: Value = serde_json::from_slice(&body).context("Placements")?;
-        let deployments: Vec<&Value> = list["items"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|p| {
-                p["metadata"]["name"]
-                    .as_str()
-                    .is_some_and(|n| n.starts_with("deployment-"))
-            })
-            .collect();
-        let moved = !deployments.is_empty()
-            && deployments.iter().all(|p| {
-                let clusters = p["status"]["decision"]["clusters"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default();
-                let total: i64 = clusters.iter().filter_map(|c| c["replicas"].as_i64()).sum();
-                total == 10
-                    && !clusters
-                        .iter()
-                        .any(|c| c["name"] == cluster && c["replicas"].as_i64().unwrap_or(0) > 0)
-            });
+        let shares = divided_shares(api, ns, cluster).await?;
+        let moved = !shares.is_empty() && shares.iter().all(|(total, on)| *total == 10 && *on == 0);
         if moved {
             return Ok(true);
         }
@@ -986,7 +1034,9 @@ async fn member_writes_by(api: &Https) -> anyhow::Result<BTreeMap<(String, Strin
         .expect(200, Method::GET, "/metrics", None)
         .await
         .context("a member's /metrics")?;
-    Ok(skein_tests::metrics::writes_by_resource(&String::from_utf8_lossy(&body)))
+    Ok(skein_tests::metrics::writes_by_resource(
+        &String::from_utf8_lossy(&body),
+    ))
 }
 
 fn secs(v: Option<f64>) -> String {
@@ -1065,9 +1115,9 @@ fn render(args: &Args, outcomes: &[Outcome], total: Duration) -> String {
     );
     let _ = writeln!(
         w,
-        "| members | restart: idle after (s) | member writes during restart | member lost → Ready=False (s) | Ready=False → Divided re-planned (s) | rejoin → converged (s) | rejoin writes / copies held |"
+        "| members | restart: idle after (s) | member writes during restart | member lost → Ready=False (s) | Ready=False → Divided re-planned (s) | rejoin → converged (s) | rejoin writes / copies held | of which shares scaled to 0 / re-applies |"
     );
-    let _ = writeln!(w, "|---:|---:|---:|---:|---:|---:|---|");
+    let _ = writeln!(w, "|---:|---:|---:|---:|---:|---:|---|---|");
     for o in outcomes {
         let (idle, rw) = o.restart.as_ref().map_or(("—".into(), "—".into()), |r| {
             (
@@ -1076,8 +1126,8 @@ fn render(args: &Args, outcomes: &[Outcome], total: Duration) -> String {
                 r.member_writes.to_string(),
             )
         });
-        let (nr, rp, rj, rjw) = o.loss.as_ref().map_or(
-            ("—".into(), "—".into(), "—".into(), "—".into()),
+        let (nr, rp, rj, rjw, why) = o.loss.as_ref().map_or(
+            ("—".into(), "—".into(), "—".into(), "—".into(), "—".into()),
             |l| {
                 let s = |d: Option<Duration>| {
                     d.map_or("—".into(), |d| format!("{:.1}", d.as_secs_f64()))
@@ -1087,12 +1137,13 @@ fn render(args: &Args, outcomes: &[Outcome], total: Duration) -> String {
                     s(l.replanned_after),
                     s(l.rejoined_after),
                     format!("{} / {}", l.rejoin_writes.values().sum::<u64>(), l.held),
+                    format!("{} / {}", l.scaled_down(), l.re_applied()),
                 )
             },
         );
         let _ = writeln!(
             w,
-            "| {} | {idle} | {rw} | {nr} | {rp} | {rj} | {rjw} |",
+            "| {} | {idle} | {rw} | {nr} | {rp} | {rj} | {rjw} | {why} |",
             o.members
         );
     }
@@ -1107,7 +1158,11 @@ fn render(args: &Args, outcomes: &[Outcome], total: Duration) -> String {
                 w,
                 "\nRejoin writes at {} members, by verb and resource: {}.",
                 o.members,
-                if by.is_empty() { "none".to_owned() } else { by.join(", ") }
+                if by.is_empty() {
+                    "none".to_owned()
+                } else {
+                    by.join(", ")
+                }
             );
         }
     }
@@ -1154,6 +1209,14 @@ fn render(args: &Args, outcomes: &[Outcome], total: Duration) -> String {
                 l.replanned_after
                     .map_or("—".into(), |d| format!("{:.1}", d.as_secs_f64())),
                 verdict(l.replanned_after.is_some_and(|d| d <= bound))
+            );
+            let _ = writeln!(
+                w,
+                "| rejoining member converges without re-applying copies it holds | {} re-applied of {} held ({} moved shares scaled to 0) | {} |",
+                l.re_applied(),
+                l.held,
+                l.scaled_down(),
+                verdict(l.rejoined_after.is_some() && l.re_applied() == 0)
             );
         }
     }
