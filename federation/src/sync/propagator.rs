@@ -825,9 +825,12 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), skein_apiserver:
         shared.forget(id);
         return Ok(());
     }
-    // A cluster kept while not Ready is re-planned when its grace ends.
+    // A cluster kept while not Ready is re-planned when its grace ends:
+    // only a Divided object's share moves then (a Duplicated copy stays
+    // past the grace period, so its plan would not change).
     let grace_end = snapshots
         .iter()
+        .filter(|_| scheduling == "Divided")
         .filter(|c| decision.assignments.contains_key(&c.name))
         .filter_map(|c| c.grace_ends(grace))
         .min();
