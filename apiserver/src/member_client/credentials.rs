@@ -84,14 +84,19 @@ pub async fn config(text: &str, context: Option<&str>) -> Result<kube::Config, C
         .map_err(|e| CredentialError::Malformed(e.to_string()))
 }
 
-/// A `kube` client for `text` (see [`config`]).
+/// A `kube` client for `text` (see [`config`]), without `kube`'s own
+/// retries of 429, 503 and 504: a caller sees the member's answer (its
+/// `Status` and message) at once and retries on its own queue's backoff,
+/// instead of a call that retries inside until its deadline and reports a
+/// timeout.
 ///
 /// # Errors
 ///
 /// As [`config`], and [`CredentialError::Malformed`] when the TLS settings
 /// cannot be built.
 pub async fn client(text: &str, context: Option<&str>) -> Result<kube::Client, CredentialError> {
-    let config = config(text, context).await?;
+    let mut config = config(text, context).await?;
+    config.default_retry = false;
     kube::Client::try_from(config).map_err(|e| CredentialError::Malformed(e.to_string()))
 }
 
