@@ -104,8 +104,104 @@ pub fn float_v(f: f64) -> String {
     format!("{mantissa}e{sign}{:02}", exponent.unsigned_abs())
 }
 
+/// Go's `time.ParseDuration`: a sign, then a sequence of decimal numbers,
+/// each with an optional fraction and a unit (`ns`, `us`, `µs`, `μs`, `ms`,
+/// `s`, `m`, `h`), e.g. `1h0m0s`, `-1.5h`, `300ms`; `0` needs no unit.
+/// Returns the nanoseconds, or Go's message (`time: invalid duration
+/// "bogus"`, `time: missing unit in duration "5"`, `time: unknown unit
+/// "d" in duration "5d"`); beyond ±(2^63 − 1) ns is invalid.
+pub fn parse_duration(s: &str) -> Result<i64, String> {
+    let invalid = || format!("time: invalid duration {}", quote(s));
+    let (negative, mut rest) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if rest == "0" {
+        return Ok(0);
+    }
+    if rest.is_empty() {
+        return Err(invalid());
+    }
+    let digits = |t: &str| t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let mut nanos: u128 = 0;
+    while !rest.is_empty() {
+        let (whole, after) = rest.split_at(digits(rest));
+        let (fraction, after) = match after.strip_prefix('.') {
+            Some(f) => f.split_at(digits(f)),
+            None => ("", after),
+        };
+        if whole.is_empty() && fraction.is_empty() {
+            return Err(invalid());
+        }
+        let unit_len = after
+            .find(|c: char| c == '.' || c.is_ascii_digit())
+            .unwrap_or(after.len());
+        let (unit, after) = after.split_at(unit_len);
+        rest = after;
+        let per: u128 = match unit {
+            "" => return Err(format!("time: missing unit in duration {}", quote(s))),
+            "ns" => 1,
+            "us" | "µs" | "μs" => 1_000,
+            "ms" => 1_000_000,
+            "s" => 1_000_000_000,
+            "m" => 60_000_000_000,
+            "h" => 3_600_000_000_000,
+            _ => {
+                return Err(format!(
+                    "time: unknown unit {} in duration {}",
+                    quote(unit),
+                    quote(s)
+                ));
+            }
+        };
+        let whole: u128 = if whole.is_empty() {
+            0
+        } else {
+            whole.parse().map_err(|_| invalid())?
+        };
+        // Go keeps the fraction's leading digits that matter; 18 is beyond
+        // a nanosecond of any unit.
+        let fraction = &fraction[..fraction.len().min(18)];
+        let scaled = if fraction.is_empty() {
+            0
+        } else {
+            let f: u128 = fraction.parse().map_err(|_| invalid())?;
+            f * per / 10u128.pow(u32::try_from(fraction.len()).unwrap_or(18))
+        };
+        nanos = whole
+            .checked_mul(per)
+            .and_then(|n| n.checked_add(scaled))
+            .and_then(|n| n.checked_add(nanos))
+            .filter(|n| *n <= i64::MAX as u128)
+            .ok_or_else(invalid)?;
+    }
+    let nanos = i64::try_from(nanos).map_err(|_| invalid())?;
+    Ok(if negative { -nanos } else { nanos })
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn durations_parse_as_go() {
+        assert_eq!(super::parse_duration("1h0m0s"), Ok(3_600_000_000_000));
+        assert_eq!(super::parse_duration("-1.5s"), Ok(-1_500_000_000));
+        assert_eq!(super::parse_duration("+300ms"), Ok(300_000_000));
+        assert_eq!(super::parse_duration("1.5µs"), Ok(1_500));
+        assert_eq!(super::parse_duration("0"), Ok(0));
+        assert_eq!(
+            super::parse_duration("5").unwrap_err(),
+            r#"time: missing unit in duration "5""#
+        );
+        assert_eq!(
+            super::parse_duration("5d").unwrap_err(),
+            r#"time: unknown unit "d" in duration "5d""#
+        );
+        for bad in ["", "-", ".s", "1h-1s", "9999999999h", "bogus"] {
+            assert!(super::parse_duration(bad).is_err(), "{bad}");
+        }
+    }
     use super::*;
 
     #[test]

@@ -503,83 +503,20 @@ pub fn parse_duration(s: &str) -> std::result::Result<std::time::Duration, Strin
 }
 
 /// Parses a duration as Go's `time.ParseDuration` does (what
-/// kube-apiserver's duration flags accept): a sequence of decimal numbers,
-/// each with an optional fraction and a unit (`ns`, `us`, `µs`, `ms`, `s`,
-/// `m`, `h`), e.g. `1h0m0s`, `1.5h`, `5m`, `300ms`; `0` needs no unit.
-/// Errors carry Go's messages (`time: invalid duration "bogus"`), and a
-/// negative duration, which no flag here means, is refused.
+/// kube-apiserver's duration flags accept; see
+/// [`skein_admission::gofmt::parse_duration`]), e.g. `1h0m0s`, `1.5h`,
+/// `5m`, `300ms`; `0` needs no unit. Errors carry Go's messages
+/// (`time: invalid duration "bogus"`), and a negative duration, which no
+/// flag here means, is refused.
 pub fn parse_go_duration(s: &str) -> std::result::Result<std::time::Duration, String> {
-    use skein_admission::gofmt::quote;
-    let invalid = || format!("time: invalid duration {}", quote(s));
-    let (negative, mut rest) = match s.as_bytes().first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
-    if rest == "0" {
-        return Ok(std::time::Duration::ZERO);
+    let nanos = skein_admission::gofmt::parse_duration(s)?;
+    if nanos < 0 {
+        return Err(format!(
+            "negative duration {} is not allowed",
+            skein_admission::gofmt::quote(s)
+        ));
     }
-    if rest.is_empty() {
-        return Err(invalid());
-    }
-    let digits = |t: &str| t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let mut nanos: u128 = 0;
-    while !rest.is_empty() {
-        let (whole, after) = rest.split_at(digits(rest));
-        let (fraction, after) = match after.strip_prefix('.') {
-            Some(f) => f.split_at(digits(f)),
-            None => ("", after),
-        };
-        if whole.is_empty() && fraction.is_empty() {
-            return Err(invalid());
-        }
-        let unit_len = after
-            .find(|c: char| c == '.' || c.is_ascii_digit())
-            .unwrap_or(after.len());
-        let (unit, after) = after.split_at(unit_len);
-        rest = after;
-        let per: u128 = match unit {
-            "" => return Err(format!("time: missing unit in duration {}", quote(s))),
-            "ns" => 1,
-            "us" | "µs" | "μs" => 1_000,
-            "ms" => 1_000_000,
-            "s" => 1_000_000_000,
-            "m" => 60_000_000_000,
-            "h" => 3_600_000_000_000,
-            _ => {
-                return Err(format!(
-                    "time: unknown unit {} in duration {}",
-                    quote(unit),
-                    quote(s)
-                ));
-            }
-        };
-        let whole: u128 = if whole.is_empty() {
-            0
-        } else {
-            whole.parse().map_err(|_| invalid())?
-        };
-        // Go keeps the fraction's leading digits that matter; 18 is beyond
-        // a nanosecond of any unit.
-        let fraction = &fraction[..fraction.len().min(18)];
-        let scaled = if fraction.is_empty() {
-            0
-        } else {
-            let f: u128 = fraction.parse().map_err(|_| invalid())?;
-            f * per / 10u128.pow(u32::try_from(fraction.len()).unwrap_or(18))
-        };
-        nanos = whole
-            .checked_mul(per)
-            .and_then(|n| n.checked_add(scaled))
-            .and_then(|n| n.checked_add(nanos))
-            .filter(|n| *n <= i64::MAX as u128)
-            .ok_or_else(invalid)?;
-    }
-    if negative && nanos > 0 {
-        return Err(format!("negative duration {} is not allowed", quote(s)));
-    }
-    let nanos = u64::try_from(nanos).map_err(|_| invalid())?;
-    Ok(std::time::Duration::from_nanos(nanos))
+    Ok(std::time::Duration::from_nanos(nanos.unsigned_abs()))
 }
 
 impl Config {
