@@ -635,11 +635,20 @@ fn a_misconfigured_proxy_fails_clearly() {
         "{text}"
     );
     // A listener that goes away after the start: connections through the
-    // proxy are reset at once and counted, not left hanging.
+    // proxy are reset at once and counted, not left hanging. Its port stays
+    // bound (a socket that does not listen refuses connections), so no
+    // server another test starts meanwhile can take it.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let upstream = listener.local_addr().expect("addr");
     let proxy = FaultProxy::start(upstream).expect("the upstream listens");
     drop(listener);
+    let _held = tokio::net::TcpSocket::new_v4()
+        .and_then(|s| {
+            s.set_reuseaddr(true)?;
+            s.bind(upstream)?;
+            Ok(s)
+        })
+        .expect("the upstream's port, bound again without listening");
     let t = Instant::now();
     let mut s = std::net::TcpStream::connect(proxy.addr).expect("the proxy accepts");
     s.set_read_timeout(Some(Duration::from_secs(10)))
