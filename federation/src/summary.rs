@@ -2,10 +2,12 @@
 //! and Ready, how many federated objects are placed, synced, Ready or
 //! failing (`kubectl get federations`, also on an aggregated-mode host).
 //!
-//! [`summarize`] is pure; [`spawn`] runs the thin worker around it: it
-//! reads the shared informers of Clusters, Placements and
-//! ClusterPlacements, and when one of them changed, at most every
-//! [`PERIOD`], writes the status through the registry if it differs.
+//! [`summarize`] and [`Tally::of`] are pure; [`spawn`] runs the thin worker
+//! around them: it keeps each Placement's and ClusterPlacement's tally
+//! from their informers' notices (a fleet has one per federated object,
+//! held encoded by the informers: they are not all decoded again for each
+//! count), and when something changed, at most every [`PERIOD`], writes
+//! the status through the registry if it differs.
 
 use skein_apiserver::status::ErrorKind;
 use std::sync::Arc;
@@ -13,7 +15,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use skein_apiserver::controllers::informer::Informer;
+use std::collections::HashMap;
+
+use skein_apiserver::controllers::informer::{Informer, Notice, ObjectKey, Subscription};
 use skein_apiserver::registry::{Registry, object};
 
 /// How often the worker looks for changes.
@@ -21,30 +25,29 @@ pub const PERIOD: Duration = Duration::from_secs(2);
 
 use skein_apiserver::controllers::crd::{FEDERATION_GROUP as GROUP, FEDERATION_VERSION as VERSION};
 
-/// The counts of `status` (without `observedGeneration`) for these
-/// Clusters and placements (Placements and ClusterPlacements together).
-pub fn summarize(clusters: &[Arc<Value>], placements: &[Arc<Value>]) -> Value {
-    let ready_clusters = clusters
-        .iter()
-        .filter(|c| object::condition_true(c, "Ready"))
-        .count();
-    let count = |p: &Value, key: &str| {
-        p.pointer(&format!("/status/summary/{key}"))
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-    };
-    let mut synced = 0;
-    let mut ready = 0;
-    let mut failed = 0;
-    for p in placements {
-        let on = count(p, "clusters");
-        if on > 0 && count(p, "synced") >= on {
-            synced += 1;
-        }
-        if on > 0 && count(p, "ready") >= on {
-            ready += 1;
-        }
-        let failing = p
+/// What one Placement (or ClusterPlacement) adds to the counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Placed somewhere and synced on every cluster it is placed on.
+    pub synced: bool,
+    /// Placed somewhere and Ready on every cluster it is placed on.
+    pub ready: bool,
+    /// Some cluster's copy is `Failed`, `Conflict` or `Drifted`.
+    pub failed: bool,
+}
+
+impl Tally {
+    /// The tally of `placement` (from its `status.summary` and its
+    /// clusters' states).
+    pub fn of(placement: &Value) -> Tally {
+        let count = |key: &str| {
+            placement
+                .pointer(&format!("/status/summary/{key}"))
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+        };
+        let on = count("clusters");
+        let failed = placement
             .pointer("/status/clusters")
             .and_then(Value::as_array)
             .is_some_and(|cs| {
@@ -55,14 +58,91 @@ pub fn summarize(clusters: &[Arc<Value>], placements: &[Arc<Value>]) -> Value {
                     )
                 })
             });
-        if failing {
-            failed += 1;
+        Tally {
+            synced: on > 0 && count("synced") >= on,
+            ready: on > 0 && count("ready") >= on,
+            failed,
         }
+    }
+}
+
+/// The counts of `status` (without `observedGeneration`) for these
+/// Clusters and the tallies of the placements (Placements and
+/// ClusterPlacements together).
+pub fn summarize<'a>(
+    clusters: &[Arc<Value>],
+    tallies: impl IntoIterator<Item = &'a Tally>,
+) -> Value {
+    let ready_clusters = clusters
+        .iter()
+        .filter(|c| object::condition_true(c, "Ready"))
+        .count();
+    let (mut total, mut synced, mut ready, mut failed) = (0, 0, 0, 0);
+    for t in tallies {
+        total += 1;
+        synced += usize::from(t.synced);
+        ready += usize::from(t.ready);
+        failed += usize::from(t.failed);
     }
     json!({
         "clusters": {"total": clusters.len(), "ready": ready_clusters},
-        "placements": {"total": placements.len(), "synced": synced, "ready": ready, "failed": failed},
+        "placements": {"total": total, "synced": synced, "ready": ready, "failed": failed},
     })
+}
+
+/// The tallies of the placements by kind and key, kept from their
+/// informers' notices by one task per informer, and whether they changed
+/// since the last count.
+#[derive(Default)]
+struct Tallies {
+    by_key: std::sync::Mutex<HashMap<(usize, ObjectKey), Tally>>,
+    changed: std::sync::atomic::AtomicBool,
+}
+
+impl Tallies {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(usize, ObjectKey), Tally>> {
+        self.by_key
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn relist(&self, kind: usize, informer: &Informer) {
+        let fresh: Vec<_> = informer
+            .list(|_| true)
+            .iter()
+            .map(|p| ((kind, ObjectKey::of(p)), Tally::of(p)))
+            .collect();
+        let mut m = self.lock();
+        m.retain(|(k, _), _| *k != kind);
+        m.extend(fresh);
+        self.changed
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Follows `informer`'s notices (subscribed before its first list, so
+    /// nothing is missed between) until it is gone.
+    async fn follow(self: Arc<Self>, kind: usize, informer: Informer) {
+        let mut notices: Subscription = informer.subscription();
+        informer.synced().await;
+        self.relist(kind, &informer);
+        while let Some(n) = notices.next().await {
+            match n {
+                Notice::Applied(p) => {
+                    let t = Tally::of(&p);
+                    if self.lock().insert((kind, ObjectKey::of(&p)), t) != Some(t) {
+                        self.changed
+                            .store(true, std::sync::atomic::Ordering::Release);
+                    }
+                }
+                Notice::Deleted(p) => {
+                    self.lock().remove(&(kind, ObjectKey::of(&p)));
+                    self.changed
+                        .store(true, std::sync::atomic::Ordering::Release);
+                }
+                Notice::Resync => self.relist(kind, &informer),
+            }
+        }
+    }
 }
 
 /// Starts the worker (control-plane role, on the leader); it runs until
@@ -85,20 +165,29 @@ pub fn spawn(registry: &Registry) {
         for i in [&clusters, &placements, &cluster_placements] {
             i.synced().await;
         }
+        let tallies = Arc::new(Tallies::default());
+        for (kind, informer) in [placements, cluster_placements].into_iter().enumerate() {
+            tokio::spawn(tallies.clone().follow(kind, informer));
+        }
         let mut seen = None;
         loop {
-            let generations = (
-                clusters.generation(),
-                placements.generation(),
-                cluster_placements.generation(),
-            );
-            if seen != Some(generations) {
-                let mut placed = placements.list(|_| true);
-                placed.extend(cluster_placements.list(|_| true));
-                let counts = summarize(&clusters.list(|_| true), &placed);
+            let generation = clusters.generation();
+            let changed = tallies
+                .changed
+                .swap(false, std::sync::atomic::Ordering::AcqRel);
+            if changed || seen != Some(generation) {
+                let counts = {
+                    let by_key = tallies.lock();
+                    summarize(&clusters.list(|_| true), by_key.values())
+                };
                 match write(&registry, &federations, counts).await {
-                    Ok(()) => seen = Some(generations),
-                    Err(e) => tracing::debug!(error = %e, "federation summary not written"),
+                    Ok(()) => seen = Some(generation),
+                    Err(e) => {
+                        tallies
+                            .changed
+                            .store(true, std::sync::atomic::Ordering::Release);
+                        tracing::debug!(error = %e, "federation summary not written");
+                    }
                 }
             }
             tokio::time::sleep(PERIOD).await;
@@ -151,9 +240,9 @@ mod tests {
         ]}}))
     }
 
-    fn placement(clusters: u64, synced: u64, ready: u64, states: &[&str]) -> Arc<Value> {
+    fn placement(clusters: u64, synced: u64, ready: u64, states: &[&str]) -> Tally {
         let cs: Vec<Value> = states.iter().map(|s| json!({"state": s})).collect();
-        Arc::new(json!({"status": {
+        Tally::of(&json!({"status": {
             "summary": {"clusters": clusters, "synced": synced, "ready": ready},
             "clusters": cs,
         }}))

@@ -10,7 +10,8 @@
 //!   upstream controllers' informers that strip them: no controller here
 //!   reads them, and an Update without them keeps the stored ones).
 //! - Memory: Secrets and ConfigMaps, the bulk of most clusters' objects
-//!   and the ones carrying data, are not held decoded ([`Held`]): the
+//!   and the ones carrying data, and the federation's Placements (one per
+//!   federated object), are not held decoded ([`Held`]): the
 //!   informer keeps the watch cache's entry of the very version it was
 //!   told of (shared bytes, no copy), or the object's JSON when the cache
 //!   is off or has moved on, and decodes on each read. Other resources are
@@ -239,6 +240,11 @@ impl Informer {
             .into_iter()
             .filter(|o| keep(o))
             .collect()
+    }
+
+    /// Whether no object is cached.
+    pub fn is_empty(&self) -> bool {
+        self.read().objects.is_empty()
     }
 
     /// The keys of every cached object, in key order.
@@ -484,9 +490,14 @@ impl Held {
     }
 }
 
-/// Whether `res`'s objects are held as JSON bytes: Secrets and ConfigMaps.
+/// Whether `res`'s objects are held as JSON bytes: Secrets and
+/// ConfigMaps, and the federation's Placements and ClusterPlacements (one
+/// per federated object, each with a line per cluster: the bulk of a
+/// fleet's control-plane objects, read one at a time).
 fn holds_encoded(res: &ResourceInfo) -> bool {
-    res.group.is_empty() && matches!(res.plural, "secrets" | "configmaps")
+    (res.group.is_empty() && matches!(res.plural, "secrets" | "configmaps"))
+        || (res.group == crate::controllers::crd::FEDERATION_GROUP
+            && matches!(res.plural, "placements" | "clusterplacements"))
 }
 
 /// Drops `metadata.managedFields` (see the module documentation).
