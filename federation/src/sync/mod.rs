@@ -9,6 +9,7 @@
 
 pub mod cluster;
 pub mod finalizer;
+pub mod held;
 pub mod kinds;
 pub mod member;
 pub mod plan;

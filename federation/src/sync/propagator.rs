@@ -550,7 +550,7 @@ fn holders(shared: &Shared, id: &ObjId) -> BTreeSet<String> {
     let mut out: BTreeSet<String> = shared
         .all_syncers()
         .iter()
-        .filter(|s| s.copy_of(id).is_some())
+        .filter(|s| s.holds(id))
         .map(|s| s.name.clone())
         .collect();
     // A cluster of the previous plan counts while it is still a Cluster:
