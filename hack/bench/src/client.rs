@@ -158,6 +158,8 @@ pub struct Reply {
     pub version: Version,
     /// The body.
     pub body: Bytes,
+    /// The `Retry-After` header in whole seconds, when there is one.
+    pub retry_after: Option<u64>,
 }
 
 impl Reply {
@@ -173,10 +175,16 @@ impl Reply {
             .await
             .with_context(|| format!("{method} {path}: reading the body"))?
             .to_bytes();
+        let retry_after = parts
+            .headers
+            .get(http::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse().ok());
         Ok(Reply {
             status: parts.status,
             version: parts.version,
             body,
+            retry_after,
         })
     }
 }

@@ -151,7 +151,7 @@ pub async fn host(args: HostArgs) -> anyhow::Result<()> {
 }
 
 /// The helper process and its members.
-struct Fleet {
+pub(crate) struct Fleet {
     child: tokio::process::Child,
     /// Held open: the host serves until it closes.
     _stdin: tokio::process::ChildStdin,
@@ -168,7 +168,7 @@ const LOST: usize = 0;
 const SLOW: usize = 1;
 
 impl Fleet {
-    async fn start(count: usize, dir: &Path) -> anyhow::Result<Fleet> {
+    pub(crate) async fn start(count: usize, dir: &Path) -> anyhow::Result<Fleet> {
         let exe = std::env::current_exe().context("the bench binary")?;
         let mut child = tokio::process::Command::new(exe)
             .args(["fleet-host", "--count", &count.to_string(), "--dir"])
@@ -242,19 +242,19 @@ impl Drop for Fleet {
 
 /// What one object is, for its expected placement.
 #[derive(Clone)]
-struct Obj {
-    ns: String,
-    kind: &'static str,
-    plural: &'static str,
-    group_path: &'static str,
-    name: String,
+pub(crate) struct Obj {
+    pub(crate) ns: String,
+    pub(crate) kind: &'static str,
+    pub(crate) plural: &'static str,
+    pub(crate) group_path: &'static str,
+    pub(crate) name: String,
     /// Clusters it must land on.
-    expect: usize,
+    pub(crate) expect: usize,
 }
 
 impl Obj {
     /// `ns/placement-name`, as the Placement watch reports it.
-    fn placement(&self) -> String {
+    pub(crate) fn placement(&self) -> String {
         format!("{}/{}-{}", self.ns, self.kind.to_lowercase(), self.name)
     }
 
@@ -321,9 +321,9 @@ fn objects(objects: usize, regions: usize, members: usize) -> Vec<Obj> {
 /// What the Placement watch saw: per `ns/name`, when every copy was first
 /// synced (with the expected count reached).
 #[derive(Default)]
-struct Progress {
-    applied: HashMap<String, Instant>,
-    expected: HashMap<String, usize>,
+pub(crate) struct Progress {
+    pub(crate) applied: HashMap<String, Instant>,
+    pub(crate) expected: HashMap<String, usize>,
 }
 
 /// One member count's figures.
@@ -649,7 +649,12 @@ async fn run_one(args: &Args, n: usize) -> anyhow::Result<Outcome> {
 
 /// Creates the member's kubeconfig Secret and its Cluster, labelled with
 /// its region.
-async fn join(api: &Https, fleet: &Fleet, i: usize, regions: usize) -> anyhow::Result<()> {
+pub(crate) async fn join(
+    api: &Https,
+    fleet: &Fleet,
+    i: usize,
+    regions: usize,
+) -> anyhow::Result<()> {
     let name = format!("m{i}");
     let mut kubeconfig =
         std::fs::read_to_string(fleet.kubeconfig(i)).context("a member's admin.kubeconfig")?;
@@ -685,7 +690,7 @@ async fn join(api: &Https, fleet: &Fleet, i: usize, regions: usize) -> anyhow::R
 /// Creates `objs`, `concurrency` in flight, at `rate` per second (0: as
 /// fast as that allows); each placement key with the time its create
 /// returned 201, or the error.
-async fn submit(
+pub(crate) async fn submit(
     api: &Https,
     objs: &[Obj],
     concurrency: usize,
@@ -726,7 +731,11 @@ async fn submit(
 }
 
 /// Waits until every one of `objs` is applied (or `limit`); whether all were.
-async fn wait_applied(progress: &Mutex<Progress>, objs: &[Obj], limit: Duration) -> bool {
+pub(crate) async fn wait_applied(
+    progress: &Mutex<Progress>,
+    objs: &[Obj],
+    limit: Duration,
+) -> bool {
     let deadline = Instant::now() + limit;
     loop {
         let done = progress
@@ -750,7 +759,7 @@ async fn wait_applied(progress: &Mutex<Progress>, objs: &[Obj], limit: Duration)
 
 /// Watches every Placement; records the first event of each where
 /// `summary.clusters == synced ==` its expected count.
-async fn follow(
+pub(crate) async fn follow(
     fed: &Server,
     progress: Arc<Mutex<Progress>>,
 ) -> anyhow::Result<tokio::task::JoinHandle<()>> {

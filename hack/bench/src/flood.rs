@@ -4,10 +4,23 @@
 //! - `polite` creates ConfigMaps at a paced rate (one HTTP/2 connection,
 //!   as client-go), first alone, then during the flood, in the same run;
 //! - `flooder` opens `--connections` HTTP/1.1 connections (2,000) and
-//!   creates ConfigMaps on each as fast as answers come back.
+//!   creates ConfigMaps on each as fast as answers come back; a 429 is
+//!   retried after its `Retry-After`, as client-go (and so kubectl and
+//!   every controller) does, or at once with `--ignore-retry-after` (a
+//!   client that does not back off).
 //!
-//! Printed: the polite user's p50/p99 alone and under the flood (and
-//! their ratio), its failures, and the flood's 201s, 429s and errors.
+//! - the syncer propagates: `--members` member servers that store copies
+//!   (one helper process, as `bench fleet`) are joined, and an admin
+//!   (exempt, so only the federation's own work is measured) creates
+//!   ConfigMaps placed on every member at `--propagation-rate`, in both
+//!   phases; each one's time from its create's answer to its Placement
+//!   showing every copy synced is its propagation latency. The flood's
+//!   and the polite user's Namespaces are control-plane-only, so the
+//!   syncers carry only that stream.
+//!
+//! Printed: the polite user's and the propagation's p50/p99 alone and
+//! under the flood (and their ratios), failures, and the flood's 201s,
+//! 429s and errors.
 //! Both users land in `global-default` (ByUser), so the polite user's
 //! flow has its own queues there; `--skein-flag=--enable-priority-and-fairness=false`
 //! gives the same run without shedding.
@@ -41,6 +54,16 @@ pub struct Args {
     /// The polite user's requests per second.
     #[arg(long, default_value_t = 20.0)]
     rate: f64,
+    /// Member servers the federation propagates to (0: no propagation).
+    #[arg(long, default_value_t = 3)]
+    members: usize,
+    /// Federated ConfigMaps created per second in each phase.
+    #[arg(long, default_value_t = 5.0)]
+    propagation_rate: f64,
+    /// The flood retries a 429 at once instead of after its
+    /// `Retry-After` (client-go waits for it).
+    #[arg(long)]
+    ignore_retry_after: bool,
     /// A flag added to `skein serve` (repeatable).
     #[arg(long = "skein-flag", allow_hyphen_values = true)]
     skein_flags: Vec<String>,
@@ -109,6 +132,106 @@ async fn paced(client: &Https, rate: f64, secs: f64, prefix: &str) -> Phase {
     phase
 }
 
+/// Sleeps `d`, or less once `stop` is set.
+async fn sleep_unless_stopped(stop: &AtomicBool, d: Duration) {
+    let end = tokio::time::Instant::now() + d;
+    while !stop.load(Ordering::Relaxed) && tokio::time::Instant::now() < end {
+        tokio::time::sleep(Duration::from_millis(100).min(end - tokio::time::Instant::now())).await;
+    }
+}
+
+/// The propagation stream: the member fleet and the Placement watch.
+struct Propagation {
+    admin: Https,
+    members: usize,
+    progress: Arc<std::sync::Mutex<crate::fleet::Progress>>,
+    _watch: tokio::task::JoinHandle<()>,
+    _fleet: crate::fleet::Fleet,
+    _dir: tempfile::TempDir,
+}
+
+impl Propagation {
+    /// Starts `members` members, joins them, and watches Placements.
+    async fn start(skein: &Skein, admin: &Https, members: usize) -> anyhow::Result<Propagation> {
+        let dir = tempfile::tempdir().context("temp dir for members")?;
+        let fleet = crate::fleet::Fleet::start(members, dir.path()).await?;
+        crate::members::post(
+            admin,
+            "/api/v1/namespaces",
+            &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "skein-system"}}),
+            &[201, 409],
+        )
+        .await?;
+        for i in 0..members {
+            crate::fleet::join(admin, &fleet, i, 1).await?;
+        }
+        crate::propagation::wait_usable(admin, members, Duration::from_secs(120)).await?;
+        crate::members::post(
+            admin,
+            "/api/v1/namespaces",
+            &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "propagate",
+                "annotations": {"skein.io/clusters": "*"}}}),
+            &[201],
+        )
+        .await?;
+        let progress = Arc::new(std::sync::Mutex::new(crate::fleet::Progress::default()));
+        let watch = crate::fleet::follow(&skein.server, progress.clone()).await?;
+        Ok(Propagation {
+            admin: admin.clone(),
+            members,
+            progress,
+            _watch: watch,
+            _fleet: fleet,
+            _dir: dir,
+        })
+    }
+
+    /// Creates `rate` ConfigMaps per second for `secs`, placed on every
+    /// member; each one's seconds from its create's answer to every copy
+    /// synced (in ms, as [`Phase`]).
+    async fn stream(&self, rate: f64, secs: f64, prefix: &str) -> Phase {
+        let n = (rate * secs).round().max(1.0) as usize;
+        let objs: Vec<crate::fleet::Obj> = (0..n)
+            .map(|i| crate::fleet::Obj {
+                ns: "propagate".into(),
+                kind: "ConfigMap",
+                plural: "configmaps",
+                group_path: "/api/v1",
+                name: format!("{prefix}-{i}"),
+                expect: self.members,
+            })
+            .collect();
+        if let Ok(mut p) = self.progress.lock() {
+            p.expected
+                .extend(objs.iter().map(|o| (o.placement(), o.expect)));
+        }
+        let submitted = crate::fleet::submit(&self.admin, &objs, 1, rate).await;
+        crate::fleet::wait_applied(&self.progress, &objs, Duration::from_secs(120)).await;
+        let mut phase = Phase {
+            latencies: Vec::new(),
+            failures: Vec::new(),
+        };
+        let applied = self
+            .progress
+            .lock()
+            .map(|p| p.applied.clone())
+            .unwrap_or_default();
+        for (key, at) in submitted {
+            match (at, applied.get(&key)) {
+                (Ok(at), Some(done)) => phase
+                    .latencies
+                    .push(done.saturating_duration_since(at).as_secs_f64() * 1000.0),
+                (Ok(_), None) => phase
+                    .failures
+                    .push(format!("{key}: not applied within 120 s")),
+                (Err(e), _) => phase.failures.push(format!("{key}: {e}")),
+            }
+        }
+        phase.latencies.sort_by(f64::total_cmp);
+        phase
+    }
+}
+
 #[derive(Default)]
 struct FloodCounts {
     created: AtomicU64,
@@ -145,7 +268,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         )
         .await?;
     for ns in ["flood", "polite"] {
-        let body = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
+        let body = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns,
+            "annotations": {"skein.io/control-plane-only": "true"}}});
         admin
             .expect(
                 201,
@@ -162,11 +286,34 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         &skein.credentials.bearer(FLOOD_TOKEN),
         Protocol::Http1,
     )?;
-    // Warm the polite connection and caches.
-    let _ = paced(&polite, args.rate, 1.0, "warm").await;
+    let propagation = if args.members > 0 {
+        eprintln!("bench flood: joining {} members…", args.members);
+        Some(Propagation::start(&skein, &admin, args.members).await?)
+    } else {
+        None
+    };
+    let stream = |prefix: &'static str| {
+        let propagation = propagation.as_ref();
+        async move {
+            match propagation {
+                Some(p) => Some(p.stream(args.propagation_rate, args.seconds, prefix).await),
+                None => None,
+            }
+        }
+    };
+    // Warm the polite connection, the caches and the syncers.
+    let _ = tokio::join!(paced(&polite, args.rate, 1.0, "warm"), async {
+        match propagation.as_ref() {
+            Some(p) => Some(p.stream(args.propagation_rate, 1.0, "warm").await),
+            None => None,
+        }
+    });
 
     eprintln!("bench flood: the polite user alone ({} s)…", args.seconds);
-    let alone = paced(&polite, args.rate, args.seconds, "alone").await;
+    let (alone, alone_prop) = tokio::join!(
+        paced(&polite, args.rate, args.seconds, "alone"),
+        stream("alone")
+    );
 
     eprintln!("bench flood: {} flooding connections…", args.connections);
     let stop = Arc::new(AtomicBool::new(false));
@@ -174,6 +321,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let mut flood = tokio::task::JoinSet::new();
     for c in 0..args.connections {
         let (flooder, stop, counts) = (flooder.clone(), stop.clone(), counts.clone());
+        let honor_retry_after = !args.ignore_retry_after;
         flood.spawn(async move {
             let mut i = 0u64;
             while !stop.load(Ordering::Relaxed) {
@@ -191,6 +339,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                         counts.created.fetch_add(1, Ordering::Relaxed)
                     }
                     Ok(r) if r.status.as_u16() == 429 => {
+                        // client-go sleeps for the Retry-After (1 s from
+                        // APF) before it retries.
+                        if let Some(secs) = r.retry_after.filter(|_| honor_retry_after) {
+                            sleep_unless_stopped(&stop, Duration::from_secs(secs)).await;
+                        }
                         counts.rejected.fetch_add(1, Ordering::Relaxed)
                     }
                     Ok(_) => counts.other.fetch_add(1, Ordering::Relaxed),
@@ -215,7 +368,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         args.seconds
     );
     let t = Instant::now();
-    let under = paced(&polite, args.rate, args.seconds, "under").await;
+    let (under, under_prop) = tokio::join!(
+        paced(&polite, args.rate, args.seconds, "under"),
+        stream("under")
+    );
     let window = t.elapsed().as_secs_f64();
     let during = (
         counts.created.load(Ordering::Relaxed) - before.0,
@@ -232,14 +388,36 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     facts.push(("skein flags", format!("{:?}", args.skein_flags)));
     facts.push(("flooding connections", args.connections.to_string()));
     facts.push((
+        "propagation",
+        if args.members > 0 {
+            format!(
+                "{} members storing copies (one helper process); {} ConfigMaps/s on all of them, created by an admin",
+                args.members, args.propagation_rate
+            )
+        } else {
+            "none (--members 0)".to_owned()
+        },
+    ));
+    facts.push((
+        "flood after a 429",
+        if args.ignore_retry_after {
+            "retries at once".to_owned()
+        } else {
+            "waits its Retry-After, as client-go".to_owned()
+        },
+    ));
+    facts.push((
         "polite rate",
         format!("{}/s for {} s per phase", args.rate, args.seconds),
     ));
     report::facts_table(&mut out, &facts);
     let _ = writeln!(out);
-    let _ = writeln!(out, "| polite user | p50 ms | p99 ms | ok | failed |");
+    let _ = writeln!(out, "| stream | p50 ms | p99 ms | ok | failed |");
     let _ = writeln!(out, "| --- | --- | --- | --- | --- |");
-    for (label, p) in [("alone", &alone), ("under the flood", &under)] {
+    for (label, p) in [
+        ("polite user, alone", &alone),
+        ("polite user, under the flood", &under),
+    ] {
         let _ = writeln!(
             out,
             "| {label} | {:.1} | {:.1} | {} | {} |",
@@ -247,6 +425,26 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             p.quantile(0.99),
             p.latencies.len(),
             p.failures.len()
+        );
+    }
+    if let (Some(a), Some(u)) = (&alone_prop, &under_prop) {
+        let _ = writeln!(
+            out,
+            "| propagation to {} members ({}/s), alone | {:.1} | {:.1} | {} | {} |",
+            args.members,
+            args.propagation_rate,
+            a.quantile(0.5),
+            a.quantile(0.99),
+            a.latencies.len(),
+            a.failures.len()
+        );
+        let _ = writeln!(
+            out,
+            "| propagation, under the flood | {:.1} | {:.1} | {} | {} |",
+            u.quantile(0.5),
+            u.quantile(0.99),
+            u.latencies.len(),
+            u.failures.len()
         );
     }
     let ratio = under.quantile(0.99) / alone.quantile(0.99);
@@ -260,6 +458,18 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             "MISS"
         }
     );
+    if let (Some(a), Some(u)) = (&alone_prop, &under_prop) {
+        let r = u.quantile(0.99) / a.quantile(0.99);
+        let _ = writeln!(
+            out,
+            "propagation p99 under the flood / alone: {r:.2}× (target: within 1.5×: {})",
+            if r <= 1.5 && u.failures.is_empty() {
+                "PASS"
+            } else {
+                "MISS"
+            }
+        );
+    }
     let _ = writeln!(
         out,
         "flood during the measured window ({window:.1} s): {} created ({:.0}/s), {} answered 429; \
@@ -273,11 +483,17 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         counts.errors.load(Ordering::Relaxed),
         open,
     );
-    for (label, p) in [("alone", &alone), ("under", &under)] {
+    let phases = [
+        ("polite alone", Some(&alone)),
+        ("polite under", Some(&under)),
+        ("propagation alone", alone_prop.as_ref()),
+        ("propagation under", under_prop.as_ref()),
+    ];
+    for (label, p) in phases.into_iter().filter_map(|(l, p)| Some((l, p?))) {
         if let Some(first) = p.failures.first() {
             let _ = writeln!(
                 out,
-                "polite {label}: {} failures, first: {first}",
+                "{label}: {} failures, first: {first}",
                 p.failures.len()
             );
         }
