@@ -469,6 +469,11 @@ impl Held {
         };
         match decoded {
             Ok(mut v) => {
+                // A custom resource's entry is as stored: served with its
+                // version's apiVersion and read-time defaults.
+                if let (Held::Cached { .. }, Some(c)) = (self, &res.custom) {
+                    c.present(res.api_version, &mut v);
+                }
                 strip_managed_fields(&mut v);
                 Some(Arc::new(v))
             }

@@ -281,7 +281,15 @@ impl Registry {
         name: &str,
     ) -> Option<Arc<cache::index::Entry>> {
         let cacher = self.cache.as_ref()?;
-        if res.custom.is_some() || res.conversion.is_some() {
+        // A custom resource's entry is its stored version: usable when
+        // serving it converts nothing but `apiVersion` (strategy `None`,
+        // see [`custom::CustomVersion::present`]).
+        if res.conversion.is_some()
+            || res
+                .custom
+                .as_ref()
+                .is_some_and(|c| !matches!(*c.converter, conversion::custom::CustomConverter::None))
+        {
             return None;
         }
         let (entry, _) = cacher
