@@ -356,6 +356,8 @@ struct Outcome {
 struct Restart {
     idle_after: Option<Duration>,
     member_writes: u64,
+    /// The same by verb and resource (summed over the members).
+    by: BTreeMap<(String, String), u64>,
 }
 
 struct Loss {
@@ -553,7 +555,12 @@ async fn run_one(args: &Args, n: usize) -> anyhow::Result<Outcome> {
     let mut loss = None;
     if !args.scale_only && applied == all.len() {
         eprintln!("  restart");
-        let before = fleet_writes(&fleet, n).await?;
+        // From a quiet fleet: what the federation still had to do before
+        // the restart is not counted as the restart's.
+        let all_copies = copies + slow_objects.iter().map(|o| o.expect).sum::<usize>();
+        wait_idle(&api, n, all_copies, Instant::now(), limit).await?;
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let before = fleet_writes_by(&fleet, n).await?;
         let data = fed.server.data_dir.clone();
         fed.server
             .stop_with(nix::sys::signal::Signal::SIGTERM, Duration::from_secs(30))
@@ -563,14 +570,14 @@ async fn run_one(args: &Args, n: usize) -> anyhow::Result<Outcome> {
         fed.server = Server::start(&data, &extra).await;
         api = fed.client(Protocol::H2)?;
         fed_pid = fed.server.pid().context("the federation's pid")?;
-        let all_copies = copies + slow_objects.iter().map(|o| o.expect).sum::<usize>();
         let idle_after = wait_idle(&api, n, all_copies, t, limit).await?;
         // Anything late would show in the writes too.
         tokio::time::sleep(Duration::from_secs(5)).await;
-        let writes = fleet_writes(&fleet, n).await? - before;
+        let by = skein_tests::metrics::growth(&before, &fleet_writes_by(&fleet, n).await?);
         restart = Some(Restart {
             idle_after,
-            member_writes: writes,
+            member_writes: by.values().sum(),
+            by,
         });
 
         eprintln!("  member m{LOST} lost (partitioned)");
@@ -1022,19 +1029,18 @@ async fn fleet_requests(fleet: &Fleet, n: usize) -> anyhow::Result<u64> {
     Ok(total)
 }
 
-/// The sum of every member's write requests.
-async fn fleet_writes(fleet: &Fleet, n: usize) -> anyhow::Result<u64> {
-    let mut total = 0;
+/// Every member's write requests, summed by verb and resource.
+async fn fleet_writes_by(
+    fleet: &Fleet,
+    n: usize,
+) -> anyhow::Result<BTreeMap<(String, String), u64>> {
+    let mut total: BTreeMap<(String, String), u64> = BTreeMap::new();
     for i in 0..n {
-        total += member_writes(&fleet.client(i)?).await?;
+        for (k, v) in member_writes_by(&fleet.client(i)?).await? {
+            *total.entry(k).or_default() += v;
+        }
     }
     Ok(total)
-}
-
-/// A member's write requests so far (`apiserver_request_total` over the
-/// verbs that write).
-async fn member_writes(api: &Https) -> anyhow::Result<u64> {
-    Ok(member_writes_by(api).await?.values().sum())
 }
 
 /// A member's write requests so far by verb and resource.
@@ -1157,6 +1163,18 @@ fn render(args: &Args, outcomes: &[Outcome], total: Duration) -> String {
         );
     }
     for o in outcomes {
+        if let Some(r) = o.restart.as_ref().filter(|r| r.member_writes > 0) {
+            let by: Vec<String> =
+                r.by.iter()
+                    .map(|((verb, res), n)| format!("{verb} {res}: {n}"))
+                    .collect();
+            let _ = writeln!(
+                w,
+                "\nMember writes during the restart at {} members, by verb and resource: {}.",
+                o.members,
+                by.join(", ")
+            );
+        }
         if let Some(l) = &o.loss {
             let by: Vec<String> = l
                 .rejoin_writes
