@@ -433,7 +433,7 @@ async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>,
                 }
                 // A member without the API (or unreachable): try again later.
                 failures = failures.saturating_add(1);
-                tracing::debug!(resource = res.plural, error = %e, "member list failed");
+                tracing::info!(%cluster, resource = res.plural, error = %e, "member list failed");
                 tokio::time::sleep(
                     skein_apiserver::controllers::queue::backoff(failures)
                         .clamp(Duration::from_secs(1), Duration::from_secs(5)),

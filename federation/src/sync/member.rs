@@ -4,7 +4,8 @@
 //! of the copies Skein manages (label selector on [`super::MANAGED_BY`]).
 //! Objects are `serde_json::Value`s, so every kind goes the same way.
 //!
-//! Contract: every call ends within [`CALL_TIMEOUT`] (watches excepted),
+//! Contract: every call ends within [`CALL_TIMEOUT`] ([`LIST_TIMEOUT`] for
+//! a list; watches excepted),
 //! never panics, and turns failures into a [`CallError`].
 
 use skein_apiserver::status::ErrorKind;
@@ -19,6 +20,13 @@ use skein_apiserver::registry::ResourceInfo;
 
 /// How long one call may take.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a list of every copy of a kind may take: thousands of objects
+/// from a member that a federation restart has every syncer list at once.
+/// A list that times out lets its kind's syncs run without the cache
+/// (create-only applies the member refuses, then reads), so giving up
+/// early costs more requests than waiting.
+pub const LIST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A failed call to a member.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -166,16 +174,24 @@ impl MemberApi {
     }
 
     async fn call(&self, req: Request<Vec<u8>>) -> Result<Value, CallError> {
+        self.call_within(req, CALL_TIMEOUT).await
+    }
+
+    /// [`MemberApi::call`] with its own timeout.
+    async fn call_within(
+        &self,
+        req: Request<Vec<u8>>,
+        limit: Duration,
+    ) -> Result<Value, CallError> {
         let verb = verb_of(&req);
         let started = std::time::Instant::now();
-        let result =
-            match tokio::time::timeout(CALL_TIMEOUT, self.client.request::<Value>(req)).await {
-                Ok(r) => r.map_err(CallError::of),
-                Err(_) => Err(CallError::Transport(format!(
-                    "the member did not answer within {}s",
-                    CALL_TIMEOUT.as_secs()
-                ))),
-            };
+        let result = match tokio::time::timeout(limit, self.client.request::<Value>(req)).await {
+            Ok(r) => r.map_err(CallError::of),
+            Err(_) => Err(CallError::Transport(format!(
+                "the member did not answer within {}s",
+                limit.as_secs()
+            ))),
+        };
         if let Some((metrics, cluster)) = &self.observer {
             let code = match &result {
                 Ok(_) => Some(200),
@@ -317,7 +333,7 @@ impl MemberApi {
             urlencode(selector)
         );
         let mut list = self
-            .call(request(Method::GET, &uri, None, Vec::new())?)
+            .call_within(request(Method::GET, &uri, None, Vec::new())?, LIST_TIMEOUT)
             .await?;
         let rv = list
             .pointer("/metadata/resourceVersion")
