@@ -635,20 +635,37 @@ fn a_misconfigured_proxy_fails_clearly() {
         "{text}"
     );
     // A listener that goes away after the start: connections through the
-    // proxy are reset at once and counted, not left hanging. Its port stays
-    // bound (a socket that does not listen refuses connections), so no
-    // server another test starts meanwhile can take it.
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let upstream = listener.local_addr().expect("addr");
-    let proxy = FaultProxy::start(upstream).expect("the upstream listens");
-    drop(listener);
-    let _held = tokio::net::TcpSocket::new_v4()
+    // proxy are reset at once and counted, not left hanging. Its port is
+    // held for the whole test by a second socket (SO_REUSEPORT) that never
+    // listens, so it refuses connections once the listener is gone, and
+    // no server another test starts meanwhile can take the port (a port
+    // released and bound again could be taken in between).
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime for the sockets");
+    let _in_rt = rt.enter();
+    let shared_port = || {
+        let s = tokio::net::TcpSocket::new_v4()?;
+        s.set_reuseaddr(true)?;
+        s.set_reuseport(true)?;
+        Ok::<_, std::io::Error>(s)
+    };
+    let held = shared_port()
         .and_then(|s| {
-            s.set_reuseaddr(true)?;
-            s.bind(upstream)?;
+            s.bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))?;
             Ok(s)
         })
-        .expect("the upstream's port, bound again without listening");
+        .expect("a loopback port held without listening");
+    let upstream = held.local_addr().expect("addr");
+    let listener = shared_port()
+        .and_then(|s| {
+            s.bind(upstream)?;
+            s.listen(16)
+        })
+        .expect("the upstream listens on the held port");
+    let proxy = FaultProxy::start(upstream).expect("the upstream listens");
+    drop(listener);
     let t = Instant::now();
     let mut s = std::net::TcpStream::connect(proxy.addr).expect("the proxy accepts");
     s.set_read_timeout(Some(Duration::from_secs(10)))
