@@ -414,10 +414,21 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let _ = writeln!(out);
     let _ = writeln!(out, "| stream | p50 ms | p99 ms | ok | failed |");
     let _ = writeln!(out, "| --- | --- | --- | --- | --- |");
-    for (label, p) in [
-        ("polite user, alone", &alone),
-        ("polite user, under the flood", &under),
-    ] {
+    let mut rows: Vec<(String, &Phase)> = vec![
+        ("polite user, alone".to_owned(), &alone),
+        ("polite user, under the flood".to_owned(), &under),
+    ];
+    if let (Some(a), Some(u)) = (&alone_prop, &under_prop) {
+        rows.push((
+            format!(
+                "propagation to {} members ({}/s), alone",
+                args.members, args.propagation_rate
+            ),
+            a,
+        ));
+        rows.push(("propagation, under the flood".to_owned(), u));
+    }
+    for (label, p) in rows {
         let _ = writeln!(
             out,
             "| {label} | {:.1} | {:.1} | {} | {} |",
@@ -425,26 +436,6 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             p.quantile(0.99),
             p.latencies.len(),
             p.failures.len()
-        );
-    }
-    if let (Some(a), Some(u)) = (&alone_prop, &under_prop) {
-        let _ = writeln!(
-            out,
-            "| propagation to {} members ({}/s), alone | {:.1} | {:.1} | {} | {} |",
-            args.members,
-            args.propagation_rate,
-            a.quantile(0.5),
-            a.quantile(0.99),
-            a.latencies.len(),
-            a.failures.len()
-        );
-        let _ = writeln!(
-            out,
-            "| propagation, under the flood | {:.1} | {:.1} | {} | {} |",
-            u.quantile(0.5),
-            u.quantile(0.99),
-            u.latencies.len(),
-            u.failures.len()
         );
     }
     let ratio = under.quantile(0.99) / alone.quantile(0.99);
