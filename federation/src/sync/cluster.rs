@@ -337,10 +337,6 @@ impl ClusterSyncer {
     }
 }
 
-/// Whether `seen` is a later version of the same object than `other`:
-/// the same uid and a higher `resourceVersion` (member resource versions
-/// are opaque to clients, but every Kubernetes API server's are etcd
-/// revisions; when either does not parse, `false`).
 /// `(group/version, plural)` of each served version of a CRD.
 pub(crate) fn served_versions(crd: &Value) -> Vec<(String, String)> {
     let (Some(group), Some(plural)) = (

@@ -50,8 +50,10 @@ impl HeldCopy {
         &self.resource_version
     }
 
-    /// Whether it is the same object as `other` at a later version (both
-    /// versions numbers, as the member's are).
+    /// Whether it is the same object as `other` at a later version: the
+    /// same uid and a higher `resourceVersion` (member resource versions
+    /// are opaque to clients, but every Kubernetes API server's are etcd
+    /// revisions; when either does not parse, `false`).
     pub fn newer_than(&self, other: &Value) -> bool {
         let rv = |r: &str| r.parse::<u64>().ok();
         self.uid() == object::uid(other)
