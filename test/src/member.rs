@@ -298,3 +298,25 @@ pub fn is_ready(c: &Value) -> bool {
                 .any(|x| x["type"] == "Ready" && x["status"] == "True")
         })
 }
+
+/// Established TCP connections to `port` on this machine (the client ends:
+/// `/proc/net/tcp{,6}` rows in state `01` whose remote port is `port`).
+pub fn connections_to(port: u16) -> usize {
+    let hex_port = format!("{port:04X}");
+    ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .filter_map(|p| fs::read_to_string(p).ok())
+        .map(|table| {
+            table
+                .lines()
+                .skip(1)
+                .filter(|line| {
+                    let f: Vec<&str> = line.split_whitespace().collect();
+                    f.len() > 3
+                        && f[2].rsplit(':').next() == Some(hex_port.as_str())
+                        && f[3] == "01"
+                })
+                .count()
+        })
+        .sum()
+}

@@ -316,6 +316,23 @@ async fn weighted_split(f: &Federation, k: &Path, k_old: &Path) {
         ],
         "{p:#}"
     );
+    // Every call and watch to a member rides one HTTP/2 connection per
+    // client (the prober's and the syncers'), as client-go's would: not a
+    // connection per watch and per write in flight.
+    for (name, m) in &f.members {
+        let open = skein_tests::member::connections_to(m.port);
+        assert!(
+            (1..=2).contains(&open),
+            "the federation holds {open} connections to member {name} (expected 1 or 2: HTTP/2)\n{}",
+            String::from_utf8_lossy(
+                &std::process::Command::new("ss")
+                    .args(["-tnpo", "dst", &format!(":{}", m.port)])
+                    .output()
+                    .map(|o| o.stdout)
+                    .unwrap_or_default()
+            )
+        );
+    }
 }
 
 fn configmap(name: &str, annotations: Value) -> Value {

@@ -95,9 +95,64 @@ pub async fn config(text: &str, context: Option<&str>) -> Result<kube::Config, C
 /// As [`config`], and [`CredentialError::Malformed`] when the TLS settings
 /// cannot be built.
 pub async fn client(text: &str, context: Option<&str>) -> Result<kube::Client, CredentialError> {
-    let mut config = config(text, context).await?;
-    config.default_retry = false;
-    kube::Client::try_from(config).map_err(|e| CredentialError::Malformed(e.to_string()))
+    let config = config(text, context).await?;
+    multiplexed(config)
+}
+
+/// How often an HTTP/2 connection to a member is pinged, and how long a
+/// ping may go unanswered before the connection (and every call and watch
+/// on it) is given up: a black-holed member is noticed in under a minute,
+/// not when a read times out.
+const PING_INTERVAL: std::time::Duration = std::time::Duration::from_secs(20);
+const PING_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// A `kube` client for `config` that speaks HTTP/2 when the member offers
+/// it (ALPN `h2`, as every kube-apiserver does), as client-go does: one
+/// connection per member carries every call and watch. `kube`'s own
+/// client is HTTP/1.1 only, a connection per call in flight and per watch:
+/// at 100 members that was over a thousand TLS connections and their
+/// buffers (about 110 KiB each) in the federation. A member that answers
+/// only HTTP/1.1 (ALPN without `h2`) gets that, with pooled connections.
+/// `kube`'s own retries of 429, 503 and 504 are off (see [`client`]);
+/// `proxy-url` is refused by [`parse`], so none is honoured here.
+///
+/// # Errors
+///
+/// [`CredentialError::Malformed`] when the TLS settings, the
+/// `tls-server-name` or the credentials cannot be used.
+pub fn multiplexed(config: kube::Config) -> Result<kube::Client, CredentialError> {
+    use kube::client::ConfigExt as _;
+    let malformed = |e: kube::Error| CredentialError::Malformed(e.to_string());
+    let tls = config.rustls_client_config().map_err(malformed)?;
+    let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
+    http.enforce_http(false);
+    http.set_nodelay(true);
+    http.set_connect_timeout(config.connect_timeout);
+    let mut https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http();
+    if let Some(name) = &config.tls_server_name {
+        let name = rustls::pki_types::ServerName::try_from(name.clone()).map_err(|e| {
+            CredentialError::Malformed(format!("tls-server-name {name:?} is invalid: {e}"))
+        })?;
+        https = https.with_server_name_resolver(hyper_rustls::FixedServerNameResolver::new(name));
+    }
+    let https = https.enable_all_versions().wrap_connector(http);
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .timer(hyper_util::rt::TokioTimer::new())
+        .pool_timer(hyper_util::rt::TokioTimer::new())
+        .http2_keep_alive_interval(PING_INTERVAL)
+        .http2_keep_alive_timeout(PING_TIMEOUT)
+        .http2_keep_alive_while_idle(true)
+        .http2_adaptive_window(true)
+        .build::<_, kube::client::Body>(https);
+    let service = tower::ServiceBuilder::new()
+        .layer(config.base_uri_layer())
+        .option_layer(config.auth_layer().map_err(malformed)?)
+        .layer(config.extra_headers_layer().map_err(malformed)?)
+        .map_err(|e: hyper_util::client::legacy::Error| -> tower::BoxError { Box::new(e) })
+        .service(client);
+    Ok(kube::Client::new(service, config.default_namespace))
 }
 
 /// The checks of [`parse`], on a parsed kubeconfig.

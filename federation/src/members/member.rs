@@ -48,8 +48,7 @@ impl Member {
         // a clear message; this only bounds a connect left behind by it.
         config.connect_timeout = Some(timeout.saturating_mul(2));
         config.default_retry = false;
-        let client = kube::Client::try_from(config)
-            .map_err(|e| CredentialError::Malformed(e.to_string()))?;
+        let client = credentials::multiplexed(config)?;
         Ok(Member { client, timeout })
     }
 
