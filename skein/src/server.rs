@@ -100,6 +100,13 @@ pub async fn serve(
         .flowcontrol()
         .set_total(config.max_requests_inflight + config.max_mutating_requests_inflight);
     let store = store::open_store(&config, metrics.clone()).await?;
+    let federation = match FederationRuntime::for_role(config.role) {
+        Ok(f) => f,
+        Err(e) => {
+            store.close().await;
+            return Err(e);
+        }
+    };
     let parts = Parts {
         config: &config,
         members: &members,
@@ -107,10 +114,12 @@ pub async fn serve(
         store: &store,
         instance: &instance,
         local,
+        federation: federation.handle(),
     };
     let started = match start(&parts, security).await {
         Ok(started) => started,
         Err(e) => {
+            federation.stop();
             store.close().await;
             return Err(e);
         }
@@ -137,6 +146,7 @@ pub async fn serve(
     )
     .await;
     let lost = *lost.borrow();
+    federation.stop();
     if let Some((elector, task)) = elector {
         // No renewal after this; then hand the Lease over at once.
         task.abort();
@@ -163,6 +173,48 @@ struct Parts<'a> {
     instance: &'a Arc<skein_apiserver::instance::Instance>,
     /// The bound address.
     local: SocketAddr,
+    /// Where the federation's controllers run ([`FederationRuntime`]).
+    federation: Option<tokio::runtime::Handle>,
+}
+
+/// The federation's controllers' own runtime, on a control plane.
+///
+/// kube-controller-manager runs beside kube-apiserver in its own process,
+/// so the kernel shares the CPUs between them. Skein's federation runs in
+/// the server's process; on the server's runtime its syncers' tasks would
+/// queue behind every API request in flight, and a flood of admitted
+/// requests (API priority and fairness bounds how many run at once, not
+/// how much CPU they take) would delay every copy. On threads of their
+/// own, a syncer woken by a change is scheduled by the kernel beside the
+/// request workers, as a separate controller manager would be. They call
+/// the registry in-process as before; nothing else moves.
+struct FederationRuntime(Option<tokio::runtime::Runtime>);
+
+impl FederationRuntime {
+    /// A runtime with one worker per CPU for a control plane; none for a
+    /// member (it runs no federation).
+    fn for_role(role: Role) -> anyhow::Result<FederationRuntime> {
+        if role != Role::ControlPlane {
+            return Ok(FederationRuntime(None));
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .thread_name("skein-federation")
+            .enable_all()
+            .build()
+            .map_err(|e| anyhow::anyhow!("starting the federation's runtime failed: {e}"))?;
+        Ok(FederationRuntime(Some(runtime)))
+    }
+
+    fn handle(&self) -> Option<tokio::runtime::Handle> {
+        self.0.as_ref().map(|r| r.handle().clone())
+    }
+
+    /// Stops its tasks (from async code too: nothing waits for them).
+    fn stop(self) {
+        if let Some(r) = self.0 {
+            r.shutdown_background();
+        }
+    }
 }
 
 /// A started server, ready to serve.
@@ -501,9 +553,12 @@ async fn controllers(
     let lead = {
         let (registry, config) = (state.registry.clone(), config.clone());
         let (members, sim) = (members.clone(), sim.clone());
+        let federation = parts.federation.clone();
         move || {
             skein_apiserver::controllers::spawn_leader(&registry, cluster.as_ref());
             if config.role == Role::ControlPlane {
+                // Its tasks (and every task they spawn) on its runtime.
+                let _on = federation.as_ref().map(tokio::runtime::Handle::enter);
                 skein_federation::spawn_all(&registry, &members);
             }
             if config.simulate_workloads {
