@@ -67,6 +67,30 @@ pub struct Args {
     /// A flag added to `skein serve` (repeatable).
     #[arg(long = "skein-flag", allow_hyphen_values = true)]
     skein_flags: Vec<String>,
+    /// The niceness of the flooding process (`bench flood-load`, run
+    /// through `nice`). Its clients stand for other machines: at 0 they
+    /// take about half of this machine's CPUs from the server under test;
+    /// at 10 they get a tenth when the server is busy, still several
+    /// times the requests it can answer.
+    #[arg(long, default_value_t = 10)]
+    flood_nice: i32,
+}
+
+/// `bench flood-load` flags (started by `bench flood`).
+#[derive(clap::Args)]
+pub struct LoadArgs {
+    /// The server.
+    #[arg(long)]
+    addr: std::net::SocketAddr,
+    /// A kubeconfig whose CA the server's certificate chains to.
+    #[arg(long)]
+    kubeconfig: std::path::PathBuf,
+    /// How many connections.
+    #[arg(long)]
+    connections: usize,
+    /// Retry a 429 at once.
+    #[arg(long)]
+    ignore_retry_after: bool,
 }
 
 /// The polite user's latencies (ms) and failures in one phase.
@@ -240,82 +264,127 @@ struct FloodCounts {
     errors: AtomicU64,
 }
 
-/// Runs the benchmark; the report goes to stdout.
-pub async fn run(args: Args) -> anyhow::Result<()> {
-    let files = tempfile::tempdir().context("temp dir for the token file")?;
-    let tokens = files.path().join("tokens.csv");
-    std::fs::write(
-        &tokens,
-        format!("{FLOOD_TOKEN},flooder,flooder-uid\n{POLITE_TOKEN},polite,polite-uid\n"),
-    )
-    .context("writing the token file")?;
-    eprintln!("bench flood: starting skein…");
-    let mut flags = vec![format!("--token-auth-file={}", tokens.display())];
-    flags.extend(args.skein_flags.iter().cloned());
-    let skein = Skein::start_with(false, &flags).await?;
-    let admin = skein.client(Protocol::H2)?;
-    let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": {"name": "bench-flood-edit"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "flooder"},
-                     {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "polite"}]});
-    admin
-        .expect(
-            201,
-            Method::POST,
-            "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
-            Some(("application/json", Bytes::from(binding.to_string()))),
-        )
-        .await?;
-    for ns in ["flood", "polite"] {
-        let body = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns,
-            "annotations": {"skein.io/control-plane-only": "true"}}});
-        admin
-            .expect(
-                201,
-                Method::POST,
-                "/api/v1/namespaces",
-                Some(("application/json", Bytes::from(body.to_string()))),
-            )
-            .await?;
+/// [`FloodCounts`] read at one moment.
+#[derive(Clone, Copy, Default)]
+struct Counted {
+    created: u64,
+    rejected: u64,
+    other: u64,
+    errors: u64,
+}
+
+impl FloodCounts {
+    fn read(&self) -> Counted {
+        Counted {
+            created: self.created.load(Ordering::Relaxed),
+            rejected: self.rejected.load(Ordering::Relaxed),
+            other: self.other.load(Ordering::Relaxed),
+            errors: self.errors.load(Ordering::Relaxed),
+        }
     }
-    let addr = skein.server.addr;
-    let polite = Https::new(addr, &skein.credentials.bearer(POLITE_TOKEN), Protocol::H2)?;
-    let flooder = Https::new(
-        addr,
-        &skein.credentials.bearer(FLOOD_TOKEN),
-        Protocol::Http1,
-    )?;
-    let propagation = if args.members > 0 {
-        eprintln!("bench flood: joining {} members…", args.members);
-        Some(Propagation::start(&skein, &admin, args.members).await?)
-    } else {
-        None
-    };
-    let stream = |prefix: &'static str| {
-        let propagation = propagation.as_ref();
-        async move {
-            match propagation {
-                Some(p) => Some(p.stream(args.propagation_rate, args.seconds, prefix).await),
-                None => None,
-            }
-        }
-    };
-    // Warm the polite connection, the caches and the syncers.
-    let _ = tokio::join!(paced(&polite, args.rate, 1.0, "warm"), async {
-        match propagation.as_ref() {
-            Some(p) => Some(p.stream(args.propagation_rate, 1.0, "warm").await),
-            None => None,
-        }
-    });
+}
 
-    eprintln!("bench flood: the polite user alone ({} s)…", args.seconds);
-    let (alone, alone_prop) = tokio::join!(
-        paced(&polite, args.rate, args.seconds, "alone"),
-        stream("alone")
-    );
+impl Counted {
+    fn line(&self) -> String {
+        format!(
+            "{} {} {} {}",
+            self.created, self.rejected, self.other, self.errors
+        )
+    }
 
-    eprintln!("bench flood: {} flooding connections…", args.connections);
+    fn parse(line: &str) -> anyhow::Result<Counted> {
+        let n: Vec<u64> = line
+            .split_whitespace()
+            .map(str::parse)
+            .collect::<Result<_, _>>()
+            .with_context(|| format!("flood-load answered {line:?}"))?;
+        match n.as_slice() {
+            [created, rejected, other, errors] => Ok(Counted {
+                created: *created,
+                rejected: *rejected,
+                other: *other,
+                errors: *errors,
+            }),
+            _ => anyhow::bail!("flood-load answered {line:?}"),
+        }
+    }
+}
+
+/// The flooding process: `bench flood-load` under `nice`. Each line
+/// written to its stdin is answered with its counts; closing stdin stops
+/// it, and it answers its final counts.
+struct Flood {
+    child: tokio::process::Child,
+    stdin: Option<tokio::process::ChildStdin>,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+}
+
+impl Flood {
+    fn start(skein: &Skein, args: &Args) -> anyhow::Result<Flood> {
+        let exe = std::env::current_exe().context("the bench's own path")?;
+        let mut cmd = tokio::process::Command::new("nice");
+        cmd.arg("-n")
+            .arg(args.flood_nice.to_string())
+            .arg(exe)
+            .arg("flood-load")
+            .arg("--addr")
+            .arg(skein.server.addr.to_string())
+            .arg("--kubeconfig")
+            .arg(skein.server.kubeconfig())
+            .arg("--connections")
+            .arg(args.connections.to_string());
+        if args.ignore_retry_after {
+            cmd.arg("--ignore-retry-after");
+        }
+        let mut child = cmd
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .context("starting `nice … bench flood-load` (nice is coreutils)")?;
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().context("flood-load's stdout")?;
+        use tokio::io::AsyncBufReadExt as _;
+        let lines = tokio::io::BufReader::new(stdout).lines();
+        Ok(Flood {
+            child,
+            stdin,
+            lines,
+        })
+    }
+
+    async fn answer(&mut self) -> anyhow::Result<Counted> {
+        let line = tokio::time::timeout(Duration::from_secs(60), self.lines.next_line())
+            .await
+            .context("flood-load did not answer within 60 s")?
+            .context("reading flood-load's answer")?
+            .context("flood-load exited")?;
+        Counted::parse(&line)
+    }
+
+    async fn counts(&mut self) -> anyhow::Result<Counted> {
+        use tokio::io::AsyncWriteExt as _;
+        let stdin = self.stdin.as_mut().context("flood-load was stopped")?;
+        stdin.write_all(b"count\n").await?;
+        stdin.flush().await?;
+        self.answer().await
+    }
+
+    async fn stop(&mut self) -> anyhow::Result<Counted> {
+        drop(self.stdin.take());
+        let counts = self.answer().await?;
+        let _ = self.child.wait().await;
+        Ok(counts)
+    }
+}
+
+/// `bench flood-load`: floods creates over `connections` HTTP/1.1
+/// connections as the `flooder` user until stdin closes (see [`Flood`]).
+pub async fn load(args: LoadArgs) -> anyhow::Result<()> {
+    use tokio::io::AsyncBufReadExt as _;
+    let credentials =
+        crate::client::Credentials::from_kubeconfig(&args.kubeconfig)?.bearer(FLOOD_TOKEN);
+    let flooder = Https::new(args.addr, &credentials, Protocol::Http1)?;
     let stop = Arc::new(AtomicBool::new(false));
     let counts = Arc::new(FloodCounts::default());
     let mut flood = tokio::task::JoinSet::new();
@@ -357,12 +426,91 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             }
         });
     }
+    let mut stdin = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    while let Ok(Some(_)) = stdin.next_line().await {
+        println!("{}", counts.read().line());
+    }
+    stop.store(true, Ordering::Relaxed);
+    while flood.join_next().await.is_some() {}
+    println!("{}", counts.read().line());
+    Ok(())
+}
+
+/// Runs the benchmark; the report goes to stdout.
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    let files = tempfile::tempdir().context("temp dir for the token file")?;
+    let tokens = files.path().join("tokens.csv");
+    std::fs::write(
+        &tokens,
+        format!("{FLOOD_TOKEN},flooder,flooder-uid\n{POLITE_TOKEN},polite,polite-uid\n"),
+    )
+    .context("writing the token file")?;
+    eprintln!("bench flood: starting skein…");
+    let mut flags = vec![format!("--token-auth-file={}", tokens.display())];
+    flags.extend(args.skein_flags.iter().cloned());
+    let skein = Skein::start_with(false, &flags).await?;
+    let admin = skein.client(Protocol::H2)?;
+    let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": "bench-flood-edit"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "flooder"},
+                     {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "polite"}]});
+    admin
+        .expect(
+            201,
+            Method::POST,
+            "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+            Some(("application/json", Bytes::from(binding.to_string()))),
+        )
+        .await?;
+    for ns in ["flood", "polite"] {
+        let body = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns,
+            "annotations": {"skein.io/control-plane-only": "true"}}});
+        admin
+            .expect(
+                201,
+                Method::POST,
+                "/api/v1/namespaces",
+                Some(("application/json", Bytes::from(body.to_string()))),
+            )
+            .await?;
+    }
+    let addr = skein.server.addr;
+    let polite = Https::new(addr, &skein.credentials.bearer(POLITE_TOKEN), Protocol::H2)?;
+    let propagation = if args.members > 0 {
+        eprintln!("bench flood: joining {} members…", args.members);
+        Some(Propagation::start(&skein, &admin, args.members).await?)
+    } else {
+        None
+    };
+    let stream = |prefix: &'static str| {
+        let propagation = propagation.as_ref();
+        async move {
+            match propagation {
+                Some(p) => Some(p.stream(args.propagation_rate, args.seconds, prefix).await),
+                None => None,
+            }
+        }
+    };
+    // Warm the polite connection, the caches and the syncers.
+    let _ = tokio::join!(paced(&polite, args.rate, 1.0, "warm"), async {
+        match propagation.as_ref() {
+            Some(p) => Some(p.stream(args.propagation_rate, 1.0, "warm").await),
+            None => None,
+        }
+    });
+
+    eprintln!("bench flood: the polite user alone ({} s)…", args.seconds);
+    let (alone, alone_prop) = tokio::join!(
+        paced(&polite, args.rate, args.seconds, "alone"),
+        stream("alone")
+    );
+
+    eprintln!("bench flood: {} flooding connections…", args.connections);
+    let mut flood = Flood::start(&skein, &args)?;
     // Let the connections open before measuring.
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let before = (
-        counts.created.load(Ordering::Relaxed),
-        counts.rejected.load(Ordering::Relaxed),
-    );
+    let before = flood.counts().await?;
     eprintln!(
         "bench flood: the polite user under the flood ({} s)…",
         args.seconds
@@ -373,12 +521,12 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         stream("under")
     );
     let window = t.elapsed().as_secs_f64();
+    let after = flood.counts().await?;
     let during = (
-        counts.created.load(Ordering::Relaxed) - before.0,
-        counts.rejected.load(Ordering::Relaxed) - before.1,
+        after.created.saturating_sub(before.created),
+        after.rejected.saturating_sub(before.rejected),
     );
-    stop.store(true, Ordering::Relaxed);
-    while flood.join_next().await.is_some() {}
+    let counts = flood.stop().await?;
     let open = crate::client::connections_to(addr.port());
 
     let mut out = String::new();
@@ -386,7 +534,13 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let mut facts = report::machine_facts();
     facts.extend(skein_facts());
     facts.push(("skein flags", format!("{:?}", args.skein_flags)));
-    facts.push(("flooding connections", args.connections.to_string()));
+    facts.push((
+        "flooding connections",
+        format!(
+            "{} (one `bench flood-load` process at nice {})",
+            args.connections, args.flood_nice
+        ),
+    ));
     facts.push((
         "propagation",
         if args.members > 0 {
@@ -468,10 +622,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         during.0,
         during.0 as f64 / window,
         during.1,
-        counts.created.load(Ordering::Relaxed),
-        counts.rejected.load(Ordering::Relaxed),
-        counts.other.load(Ordering::Relaxed),
-        counts.errors.load(Ordering::Relaxed),
+        counts.created,
+        counts.rejected,
+        counts.other,
+        counts.errors,
         open,
     );
     let phases = [

@@ -98,6 +98,10 @@ enum Command {
     /// by another user (neither in `system:masters`); p50/p99 and 429s.
     /// Needs `$SKEIN_BIN`.
     Flood(flood::Args),
+    /// The flooding clients of `bench flood` (started by it, under
+    /// `nice`; not for direct use).
+    #[command(hide = true)]
+    FloodLoad(flood::LoadArgs),
     /// The bare server of `bench api` (started by it; not for direct use).
     #[command(hide = true)]
     BareServer(bare::Args),
@@ -121,6 +125,7 @@ fn main() -> anyhow::Result<()> {
         Command::FleetHost(args) => runtime.block_on(fleet::host(args)),
         Command::Chaos(args) => runtime.block_on(chaos::run(args)),
         Command::Flood(args) => runtime.block_on(flood::run(args)),
+        Command::FloodLoad(args) => runtime.block_on(flood::load(args)),
         Command::BareServer(args) => runtime.block_on(bare::serve(args)),
     }
 }
