@@ -23,7 +23,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
-use super::held::HeldCopy;
+use super::held::{Dictionaries, HeldCopy};
 use super::member::{CallError, MemberApi, MemberEvent};
 use super::plan::{self, Action, Desired as PlanDesired};
 use super::shared::{CopyState, Desired, ObjId, Shared, State, lock};
@@ -76,6 +76,8 @@ pub struct ClusterSyncer {
     api: MemberApi,
     /// The member's copies as last seen, encoded ([`HeldCopy`]).
     cache: RwLock<std::collections::HashMap<ObjId, HeldCopy>>,
+    /// What the cached copies are compressed against, per kind.
+    dictionaries: Dictionaries,
     queue: WorkQueue<ObjId>,
     namespaces: Mutex<HashSet<String>>,
     /// The objects being synced now. A watch event of one is only cached:
@@ -137,6 +139,7 @@ impl ClusterSyncer {
             namespaces: Mutex::default(),
             syncing: Mutex::default(),
             written: Mutex::default(),
+            dictionaries: Dictionaries::default(),
             tasks: Mutex::default(),
             listed: std::sync::atomic::AtomicUsize::new(0),
             listing: Mutex::default(),
@@ -310,7 +313,7 @@ impl ClusterSyncer {
                 if cache.get(id).is_some_and(|seen| seen.newer_than(&o)) {
                     return;
                 }
-                cache.insert(id.clone(), HeldCopy::of(&o));
+                cache.insert(id.clone(), self.dictionaries.hold(id.kind, &o));
             }
             _ => {
                 cache.remove(id);
@@ -456,7 +459,7 @@ async fn watch_loop(syncer: std::sync::Weak<ClusterSyncer>, shared: Arc<Shared>,
                             kind,
                             key: ObjectKey::of(&o),
                         },
-                        HeldCopy::of(&o),
+                        s.dictionaries.hold(kind, &o),
                     )
                 })
                 .collect();
