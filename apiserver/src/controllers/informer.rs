@@ -242,6 +242,11 @@ impl Informer {
             .collect()
     }
 
+    /// Whether an object is cached at `key` (nothing decoded).
+    pub fn contains(&self, key: &ObjectKey) -> bool {
+        self.read().objects.contains_key(key)
+    }
+
     /// Whether no object is cached.
     pub fn is_empty(&self) -> bool {
         self.read().objects.is_empty()

@@ -685,7 +685,16 @@ impl ClusterSyncer {
             None => {
                 // Not planned: a stray when the federation has no such object.
                 let kind = shared.kinds.get(id.kind)?;
-                if !kind.informer.is_synced() || shared.object(id).is_some() {
+                if !kind.informer.is_synced() {
+                    return None;
+                }
+                if shared.object(id).is_some() {
+                    // Not planned yet, or forgotten as an object that stays
+                    // on the federation with no copy anywhere: a copy seen
+                    // now is the propagator's to plan (and remove).
+                    if self.holds(id) {
+                        shared.objects.add(id.clone());
+                    }
                     return None;
                 }
                 Some((

@@ -690,6 +690,21 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), skein_apiserver:
     }
     let stays = kinds::stays_on_federation(res.group, res.plural, &obj).is_some()
         || placement.control_plane_only == Some(true);
+    if stays
+        && !deleting
+        && holders.is_empty()
+        && !object::finalizers(&obj)
+            .iter()
+            .any(|f| f == super::CLEANUP_FINALIZER)
+        && !has_placement(shared, id, res)
+    {
+        // It stays here, no member holds a copy, and nothing of the
+        // federation's is left on it (no finalizer, no Placement): nothing
+        // to sync, record or keep. A flood of writes to a control-plane-only
+        // Namespace then costs a lookup each, not a plan and a record each.
+        shared.forget(id);
+        return Ok(());
+    }
     if stays || deleting {
         let orphan = deleting
             && object::finalizers(&obj)
@@ -858,6 +873,18 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), skein_apiserver:
     };
     dispatch(shared, id, plan);
     Ok(())
+}
+
+/// Whether the object `id` (of resource `res`) has a Placement.
+fn has_placement(
+    shared: &Shared,
+    id: &ObjId,
+    res: &skein_apiserver::registry::ResourceInfo,
+) -> bool {
+    shared.placements[usize::from(!res.namespaced)].contains(&ObjectKey::new(
+        id.key.namespace.clone(),
+        super::record::placement_name(res.kind, &id.key.name),
+    ))
 }
 
 /// A cluster's replicas and completions: with no override, what its copy
