@@ -209,9 +209,19 @@ impl FederationRuntime {
         self.0.as_ref().map(|r| r.handle().clone())
     }
 
-    /// Stops its tasks (from async code too: nothing waits for them).
+    /// Stops its tasks (see [`Drop`]).
     fn stop(self) {
-        if let Some(r) = self.0 {
+        drop(self);
+    }
+}
+
+impl Drop for FederationRuntime {
+    /// Stops its tasks without waiting for them: allowed in async code
+    /// (dropping a `Runtime` there panics), so a `serve` future dropped
+    /// before it returns (an in-process server a test abandons) ends its
+    /// federation too.
+    fn drop(&mut self) {
+        if let Some(r) = self.0.take() {
             r.shutdown_background();
         }
     }
