@@ -617,6 +617,8 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), skein_apiserver:
         // Gone from the federation: any copy left is a stray.
         if holders.is_empty() {
             shared.forget(id);
+            // The recorder forgets what it remembered for it.
+            shared.record(id);
             return Ok(());
         }
         let plan = Plan {

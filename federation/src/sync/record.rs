@@ -51,12 +51,30 @@ pub fn spawn(shared: &Arc<Shared>) {
     }
 }
 
-/// What Events were last emitted for: per-cluster states, and each
-/// object's decision (its [`decision_summary`]).
+/// Per cluster, the state and generation an Event was last emitted for.
+type ClusterStates = HashMap<String, (State, i64)>;
+
+/// What Events were last emitted for: per object, its clusters' states
+/// and its decision (its [`decision_summary`]). An object's entries go
+/// when it is gone from the federation (bounded by the objects there).
 #[derive(Default)]
 struct Memory {
-    states: Mutex<HashMap<(ObjId, String), (State, i64)>>,
+    states: Mutex<HashMap<ObjId, ClusterStates>>,
     decisions: Mutex<HashMap<ObjId, String>>,
+}
+
+impl Memory {
+    /// Forgets `id` (gone from the federation).
+    fn forget(&self, id: &ObjId) {
+        self.states
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(id);
+        self.decisions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(id);
+    }
 }
 
 /// The clusters of a `status.decision`, for people: `eu (4), us (2)` or
@@ -103,6 +121,7 @@ async fn record(
         return Ok(());
     };
     let Some(obj) = shared.object(id) else {
+        memory.forget(id);
         return Ok(());
     };
     let Some(plan) = shared.plan(id) else {
@@ -532,17 +551,17 @@ async fn events(
     let mut due = Vec::new();
     let mut applied: Vec<&str> = Vec::new();
     {
-        let mut m = memory
+        let mut all = memory
             .states
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let m = all.entry(id.clone()).or_default();
         for (cluster, l) in lines {
-            let k = (id.clone(), cluster.clone());
             let prev = m
-                .get(&k)
+                .get(cluster)
                 .copied()
                 .or_else(|| reported.get(cluster).copied());
-            m.insert(k, (l.state, generation));
+            m.insert(cluster.clone(), (l.state, generation));
             let was_applied = prev.is_some_and(|(st, g)| {
                 matches!(st, State::Applied | State::Ready) && g == generation
             });
