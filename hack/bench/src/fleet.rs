@@ -343,6 +343,9 @@ struct Outcome {
     rss_idle_kib: u64,
     rss_kib: u64,
     hwm_kib: u64,
+    /// From the join (every Cluster usable) to the federation sending no
+    /// member request for [`QUIET`] (`None`: not within 120 s).
+    settled: Option<Duration>,
     cpu_seconds: f64,
     fed_writes: u64,
     member_requests: u64,
@@ -461,6 +464,16 @@ async fn run_one(args: &Args, n: usize) -> anyhow::Result<Outcome> {
     }));
     let watch = follow(&fed.server, progress.clone()).await?;
 
+    // The paced phase measures a settled fleet: the syncers' first lists
+    // of every kind on every member (after a join, an object's sync waits
+    // for its kind's list) have landed once the federation has sent no
+    // member request for QUIET.
+    let joined = Instant::now();
+    let settled = wait_quiet(&api, Duration::from_secs(120)).await?;
+    eprintln!(
+        "  settled {:.1} s after the join",
+        joined.elapsed().as_secs_f64()
+    );
     let paced = ((args.rate * args.paced_seconds as f64) as usize).min(all.len());
     eprintln!("  paced: {paced} objects at {}/s", args.rate);
     let limit = Duration::from_secs(args.timeout_seconds);
@@ -645,6 +658,7 @@ async fn run_one(args: &Args, n: usize) -> anyhow::Result<Outcome> {
         rss_idle_kib,
         rss_kib: rss_kib_now,
         hwm_kib,
+        settled,
         cpu_seconds,
         fed_writes,
         member_requests,
@@ -844,6 +858,39 @@ async fn copies_on(api: &Https, cluster: &str) -> anyhow::Result<usize> {
             ))
         })
         .sum::<f64>() as usize)
+}
+
+/// How long the federation must send no member request to be settled.
+const QUIET: Duration = Duration::from_secs(2);
+
+/// Waits until the federation has sent no member request (its
+/// `skein_federation_member_request_duration_seconds` counts) for
+/// [`QUIET`]; the time it took, or `None` at `limit`.
+async fn wait_quiet(api: &Https, limit: Duration) -> anyhow::Result<Option<Duration>> {
+    let t0 = Instant::now();
+    let mut last: Option<(f64, Instant)> = None;
+    loop {
+        let m = fed_metrics(api).await?;
+        let sent: f64 = m
+            .iter()
+            .filter(|(k, _)| {
+                k.starts_with("skein_federation_member_request_duration_seconds_count")
+            })
+            .map(|(_, v)| *v)
+            .sum();
+        match last {
+            Some((n, since)) if n == sent => {
+                if since.elapsed() >= QUIET {
+                    return Ok(Some(t0.elapsed()));
+                }
+            }
+            _ => last = Some((sent, Instant::now())),
+        }
+        if t0.elapsed() > limit {
+            return Ok(None);
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
 }
 
 /// Waits until every syncer's queue is empty and `copies` copies are
@@ -1128,6 +1175,18 @@ fn render(args: &Args, outcomes: &[Outcome], total: Duration) -> String {
          member and per 1,000 objects divide the growth from the idle federation by each \
          (both grow together here, so each is an upper bound).\n"
     );
+    for o in outcomes {
+        let _ = writeln!(
+            w,
+            "At {} members the paced phase started {} after the join (every Cluster usable, \
+             then no member request from the federation for {} s: the syncers' first lists of \
+             every kind have landed; an object created before waits for its kind's list).\n",
+            o.members,
+            o.settled
+                .map_or("—".to_owned(), |d| format!("{:.1} s", d.as_secs_f64())),
+            QUIET.as_secs()
+        );
+    }
     let _ = writeln!(
         w,
         "| members | restart: idle after (s) | member writes during restart | member lost → Ready=False (s) | Ready=False → Divided re-planned (s) | rejoin → converged (s) | rejoin writes / copies held | of which shares scaled to 0 / re-applies |"
