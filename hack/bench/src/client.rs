@@ -391,22 +391,5 @@ pub fn version_name(v: Version) -> &'static str {
 /// Established TCP connections from this machine to loopback `port`
 /// (client sides only), from /proc/net/tcp and /proc/net/tcp6.
 pub fn connections_to(port: u16) -> usize {
-    let hex_port = format!("{port:04X}");
-    ["/proc/net/tcp", "/proc/net/tcp6"]
-        .iter()
-        .filter_map(|p| std::fs::read_to_string(p).ok())
-        .map(|table| {
-            table
-                .lines()
-                .skip(1)
-                .filter(|line| {
-                    let f: Vec<&str> = line.split_whitespace().collect();
-                    // sl local_address rem_address st …; st 01 = ESTABLISHED
-                    f.len() > 3
-                        && f[2].rsplit(':').next() == Some(hex_port.as_str())
-                        && f[3] == "01"
-                })
-                .count()
-        })
-        .sum()
+    skein_tests::member::connections_to(port)
 }
