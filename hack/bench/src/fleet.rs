@@ -324,6 +324,9 @@ fn objects(objects: usize, regions: usize, members: usize) -> Vec<Obj> {
 pub(crate) struct Progress {
     pub(crate) applied: HashMap<String, Instant>,
     pub(crate) expected: HashMap<String, usize>,
+    /// Per Deployment's Placement (`ns/deployment-…`), its latest
+    /// `status.decision`: (cluster, replicas).
+    pub(crate) decisions: HashMap<String, Vec<(String, i64)>>,
 }
 
 /// One member count's figures.
@@ -461,6 +464,7 @@ async fn run_one(args: &Args, n: usize) -> anyhow::Result<Outcome> {
     let progress = Arc::new(Mutex::new(Progress {
         applied: HashMap::new(),
         expected: all.iter().map(|o| (o.placement(), o.expect)).collect(),
+        decisions: HashMap::new(),
     }));
     let watch = follow(&fed.server, progress.clone()).await?;
 
@@ -603,6 +607,10 @@ async fn run_one(args: &Args, n: usize) -> anyhow::Result<Outcome> {
             .filter(|(_, on)| *on > 0)
             .count() as u64;
         let writes_before = member_writes_by(&fleet.client(LOST)?).await?;
+        // A Placement watch on the federation as it runs now (the first
+        // ended with its restart); it starts with every Placement.
+        let decisions = Arc::new(Mutex::new(Progress::default()));
+        let watch = follow(&fed.server, decisions.clone()).await?;
         let proxy = fleet
             .proxies
             .get(&LOST)
@@ -611,8 +619,9 @@ async fn run_one(args: &Args, n: usize) -> anyhow::Result<Outcome> {
         let t_stop = Instant::now();
         let not_ready_after = wait_ready(&api, "m0", false, limit).await?;
         let t_nr = Instant::now();
-        let replanned = wait_replanned(&api, "team-0", "m0", GRACE + limit).await?;
+        let replanned = wait_replanned(&decisions, "team-0", "m0", GRACE + limit).await;
         let replanned_after = replanned.then(|| t_nr.elapsed());
+        watch.abort();
         eprintln!("  m{LOST} rejoins (healed)");
         proxy.heal();
         let t_start = Instant::now();
@@ -779,7 +788,8 @@ pub(crate) async fn wait_applied(
 }
 
 /// Watches every Placement; records the first event of each where
-/// `summary.clusters == synced ==` its expected count.
+/// `summary.clusters == synced ==` its expected count, and the latest
+/// decision of each Deployment's.
 pub(crate) async fn follow(
     fed: &Server,
     progress: Arc<Mutex<Progress>>,
@@ -818,8 +828,22 @@ pub(crate) async fn follow(
                     o["metadata"]["name"].as_str().unwrap_or_default()
                 );
                 let field = |k: &str| o["status"]["summary"][k].as_u64().unwrap_or(0) as usize;
-                if let Ok(mut p) = progress.lock()
-                    && let Some(&want) = p.expected.get(&key)
+                let Ok(mut p) = progress.lock() else { continue };
+                if key.contains("/deployment-") {
+                    let decision = o["status"]["decision"]["clusters"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|c| {
+                            (
+                                c["name"].as_str().unwrap_or_default().to_owned(),
+                                c["replicas"].as_i64().unwrap_or(0),
+                            )
+                        })
+                        .collect();
+                    p.decisions.insert(key.clone(), decision);
+                }
+                if let Some(&want) = p.expected.get(&key)
                     && field("clusters") == want
                     && field("synced") == want
                 {
@@ -1005,25 +1029,40 @@ async fn divided_shares(api: &Https, ns: &str, cluster: &str) -> anyhow::Result<
         .collect())
 }
 
-/// Waits until no Divided Deployment of `ns` has replicas on `cluster`
-/// and each still places all of its replicas; whether that happened.
+/// Waits until every Divided Deployment of `ns` is planned with all its
+/// 10 replicas and none on `cluster`, as the Placement watch last showed
+/// it (no list per check: listing a thousand Placements four times a
+/// second was load of its own on the federation being measured); whether
+/// that happened within `limit`.
 async fn wait_replanned(
-    api: &Https,
+    progress: &Arc<Mutex<Progress>>,
     ns: &str,
     cluster: &str,
     limit: Duration,
-) -> anyhow::Result<bool> {
+) -> bool {
     let t0 = Instant::now();
+    let prefix = format!("{ns}/deployment-");
     loop {
-        let shares = divided_shares(api, ns, cluster).await?;
-        let moved = !shares.is_empty() && shares.iter().all(|(total, on)| *total == 10 && *on == 0);
+        let moved = progress.lock().is_ok_and(|p| {
+            let mut shares = p
+                .decisions
+                .iter()
+                .filter(|(k, _)| k.starts_with(&prefix))
+                .map(|(_, d)| d)
+                .peekable();
+            shares.peek().is_some()
+                && shares.all(|d| {
+                    d.iter().map(|(_, r)| r).sum::<i64>() == 10
+                        && d.iter().all(|(c, r)| c != cluster || *r == 0)
+                })
+        });
         if moved {
-            return Ok(true);
+            return true;
         }
         if t0.elapsed() > limit {
-            return Ok(false);
+            return false;
         }
-        tokio::time::sleep(Duration::from_millis(250)).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
