@@ -575,22 +575,13 @@ fn holders(shared: &Shared, id: &ObjId) -> BTreeSet<String> {
 
 /// The Placement's previous decision: replicas (or `None` for a whole
 /// copy) by cluster.
-fn previous_decision(
-    shared: &Shared,
-    id: &ObjId,
-    namespaced: bool,
-) -> BTreeMap<String, Option<i64>> {
+fn previous_decision(shared: &Shared, id: &ObjId) -> BTreeMap<String, Option<i64>> {
     if let Some(p) = shared.plan(id)
         && p.decision.is_some()
     {
         return p.assigned.clone();
     }
-    let informer = &shared.placements[usize::from(!namespaced)];
-    let Some(kind) = shared.kinds.get(id.kind) else {
-        return BTreeMap::new();
-    };
-    let name = super::record::placement_name(kind.res.kind, &id.key.name);
-    let Some(p) = informer.get(&ObjectKey::new(id.key.namespace.clone(), name)) else {
+    let Some(p) = shared.placement(id) else {
         return BTreeMap::new();
     };
     p.pointer("/status/decision/clusters")
@@ -698,7 +689,9 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), skein_apiserver:
         && !object::finalizers(&obj)
             .iter()
             .any(|f| f == super::CLEANUP_FINALIZER)
-        && !has_placement(shared, id, res)
+        && !shared
+            .placement_key(id)
+            .is_some_and(|(informer, key)| informer.contains(&key))
     {
         // It stays here, no member holds a copy, and nothing of the
         // federation's is left on it (no finalizer, no Placement): nothing
@@ -729,7 +722,7 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), skein_apiserver:
         dispatch(shared, id, plan);
         return Ok(());
     }
-    let previous = previous_decision(shared, id, res.namespaced);
+    let previous = previous_decision(shared, id);
     let divided = kinds::divided(res.group, res.kind);
     let now = time::OffsetDateTime::now_utc();
     let grace = shared.config.grace_period;
@@ -875,18 +868,6 @@ async fn plan_object(shared: &Shared, id: &ObjId) -> Result<(), skein_apiserver:
     };
     dispatch(shared, id, plan);
     Ok(())
-}
-
-/// Whether the object `id` (of resource `res`) has a Placement.
-fn has_placement(
-    shared: &Shared,
-    id: &ObjId,
-    res: &skein_apiserver::registry::ResourceInfo,
-) -> bool {
-    shared.placements[usize::from(!res.namespaced)].contains(&ObjectKey::new(
-        id.key.namespace.clone(),
-        super::record::placement_name(res.kind, &id.key.name),
-    ))
 }
 
 /// A cluster's replicas and completions: with no override, what its copy

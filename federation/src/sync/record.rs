@@ -462,14 +462,7 @@ async fn decision_event(
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let before = m.get(id).cloned().or_else(|| {
-            let kind = shared.kinds.get(id.kind)?;
-            let idx = usize::from(!kind.res.namespaced);
-            let p = shared.placements[idx].get(
-                &skein_apiserver::controllers::informer::ObjectKey::new(
-                    id.key.namespace.clone(),
-                    placement_name(kind.res.kind, &id.key.name),
-                ),
-            )?;
+            let p = shared.placement(id)?;
             p.pointer("/status/decision").map(decision_summary)
         });
         m.insert(id.clone(), now.clone());
@@ -497,15 +490,7 @@ async fn decision_event(
 /// Each cluster's state and applied generation as the object's Placement
 /// reports them now (empty without a Placement).
 fn reported_states(shared: &Shared, id: &ObjId, generation: i64) -> HashMap<String, (State, i64)> {
-    let Some(kind) = shared.kinds.get(id.kind) else {
-        return HashMap::new();
-    };
-    let Some(placement) = shared.placements[usize::from(!kind.res.namespaced)].get(
-        &skein_apiserver::controllers::informer::ObjectKey::new(
-            id.key.namespace.clone(),
-            placement_name(kind.res.kind, &id.key.name),
-        ),
-    ) else {
+    let Some(placement) = shared.placement(id) else {
         return HashMap::new();
     };
     placement

@@ -512,6 +512,25 @@ impl Shared {
         self.kinds.get(id.kind)?.informer.get(&id.key)
     }
 
+    /// The informer holding `id`'s Placement (or ClusterPlacement), and
+    /// its key there (`None`: `id`'s kind is not propagated).
+    pub fn placement_key(&self, id: &ObjId) -> Option<(&Informer, ObjectKey)> {
+        let kind = self.kinds.get(id.kind)?;
+        Some((
+            &self.placements[usize::from(!kind.res.namespaced)],
+            ObjectKey::new(
+                id.key.namespace.clone(),
+                super::record::placement_name(kind.res.kind, &id.key.name),
+            ),
+        ))
+    }
+
+    /// `id`'s Placement (or ClusterPlacement), as the informer holds it.
+    pub fn placement(&self, id: &ObjId) -> Option<Arc<Value>> {
+        let (informer, key) = self.placement_key(id)?;
+        informer.get(&key)
+    }
+
     /// The index of `res` in [`Shared::kinds`].
     pub fn kind_of(&self, group: &str, plural: &str) -> Option<usize> {
         self.kinds.position(group, plural)
